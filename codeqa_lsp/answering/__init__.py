@@ -1,0 +1,1 @@
+"""From retrieved chunks to a cited answer: providers, prompt, citation checks."""

@@ -1,0 +1,1 @@
+"""Turning a workspace into chunks: scan files, parse with tree-sitter, cut definitions."""

@@ -1,0 +1,1 @@
+"""Hybrid retrieval: BM25 and dense arms, fused, with a confidence floor."""

@@ -1,0 +1,37 @@
+"""Search requests and results, free of any storage or protocol types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from codeqa_lsp.chunking.model import Chunk, ChunkKind
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    languages: tuple[str, ...] = ()
+    path_globs: tuple[str, ...] = ()  # gitignore-style globs over workspace-relative paths
+    kinds: tuple[ChunkKind, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (self.languages or self.path_globs or self.kinds)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk: Chunk
+    score: float  # fused score, higher is better
+    bm25_rank: int | None = None  # 1-based rank in the BM25 arm, None if absent
+    bm25_score: float | None = None
+    dense_rank: int | None = None
+    dense_score: float | None = None  # cosine similarity
+    exact_symbol: bool = False  # promoted by the exact-symbol fast path
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    query: str
+    hits: list[SearchHit] = field(default_factory=list)
+    confident: bool = False
+    coverage: float = 1.0  # share of chunks embedded when the query ran
+    reason: str = ""  # why not confident, for the user and for logs
