@@ -36,3 +36,4 @@ class Answer:
     error: str | None = None  # one-line reason when a provider failed and we fell back
     cached: bool = False
     dropped_citations: int = 0  # [n] markers removed because they cited nothing provided
+    unverified_mentions: int = 0  # `path:line` mentions outside the provided code (marked in text)

@@ -19,12 +19,23 @@ def chunk_id(path: str, symbol: str, text: str) -> str:
     return digest.hexdigest()[:24]
 
 
+def estimate_tokens(text: str) -> int:
+    """Cheap, deterministic token estimate: ~4 characters per token for code and prose.
+
+    Used for every budget (chunk size, prompt context) so all parts of the pipeline agree.
+    """
+    return (len(text) + 3) // 4
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """One function, method, class skeleton, module block or doc section.
 
     Lines are 1-based and inclusive; bytes are offsets into the UTF-8 file (end exclusive).
-    `path` is workspace-relative with `/` separators.
+    `path` is workspace-relative with `/` separators. `text` is exactly the file's bytes
+    start_byte..end_byte, except for a class skeleton (method bodies elided, their signatures
+    kept) and a module chunk packing several top-level runs (joined with blank lines).
+    Parts of a split definition share `symbol`; `part`/`parts` number them.
     """
 
     path: str
@@ -51,5 +62,12 @@ class Chunk:
         return self.symbol.rsplit(".", 1)[-1]
 
     def embed_text(self) -> str:
-        """What the embedder sees: a header anchoring file and name, then the code."""
-        return f"{self.path} · {self.symbol} · {self.kind}\n{self.text}"
+        """What the embedder sees: a header anchoring file and name, then the code.
+
+        A later part of a split definition does not start with the signature, so the header
+        carries it: every part is anchored to what it belongs to.
+        """
+        header = f"{self.path} · {self.symbol} · {self.kind}"
+        if self.part > 0 and self.signature:
+            header += f"\n{self.signature}"
+        return f"{header}\n{self.text}"

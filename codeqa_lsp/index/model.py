@@ -35,6 +35,7 @@ class IndexReport:
     seconds: float = 0.0
     cancelled: bool = False
     rebuilt_reason: str | None = None  # set when a corrupt/mismatched index was rebuilt
+    embed_error: str | None = None  # the embedder failed; keyword search still works
 
 
 @dataclass(frozen=True)

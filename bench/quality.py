@@ -1,0 +1,229 @@
+"""Retrieval quality: arms × embedders × question sets, CoSQA, and a ripgrep baseline.
+
+    python bench/quality.py            # full: hash + local embedders, 4 sets, CoSQA dev 500
+    python bench/quality.py --quick    # hash embedder only, CoSQA first 100 queries
+
+Writes `bench/results/quality.json` (question sets and ripgrep) and `bench/results/cosqa.json`,
+each with the machine block, and per arm the metrics by set and by `lexical_overlap`, the
+rank of every question and the misses (question, expected, what came back). Every arm runs
+through the same `HybridSearcher` the editor uses (`mode=bm25|dense|hybrid`).
+
+The ripgrep baseline is what a developer does without us: search the tree for the
+question's words and open the files with the most matches. Terms are the question's
+non-stopword words (the same stopword list as our BM25 queries); files are ranked by the
+total number of matches; only file hit@5 is meaningful for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cosqa
+from common import write_result
+from corpora import SETS, corpus_root, corpus_settings, fetch_all, open_searcher, questions_path
+
+from codeqa_lsp.index.tokens import STOPWORDS
+from codeqa_lsp.retrieval.evaluation import (
+    Question,
+    QuestionResult,
+    Retrieved,
+    evaluate,
+    grouped,
+    load_questions,
+    report,
+)
+
+ARMS = ("bm25", "dense", "hybrid")
+TOP_K = 10
+
+
+def run_set(name: str, embedder: str, arms: tuple[str, ...]) -> dict[str, Any]:
+    questions = load_questions(questions_path(name))
+    searcher, index_seconds = open_searcher(name, corpus_root(name), embedder, **corpus_settings(name))
+    try:
+        out: dict[str, Any] = {}
+        for arm in arms:
+            def search(text: str, arm: str = arm) -> list[Retrieved]:
+                response = searcher.search(text, top_k=TOP_K, mode=arm)  # type: ignore[arg-type]
+                return [Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts)
+                        for h in response.hits]
+
+            started = time.perf_counter()
+            results = evaluate(questions, search)
+            out[arm] = {"results": results, "seconds": time.perf_counter() - started}
+        status = searcher.indexer.status()
+    finally:
+        searcher.indexer.close()
+    return {
+        "arms": out,
+        "index": {"chunks": status.chunks, "files": status.files, "seconds": round(index_seconds, 1),
+                  "embedding_model": status.embedding_model},
+    }
+
+
+# -- ripgrep baseline -----------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def rg_terms(question: str) -> list[str]:
+    words = [w for w in _WORD.findall(question) if len(w) > 2 and w.lower() not in STOPWORDS]
+    return list(dict.fromkeys(words))
+
+
+def _rg_counts(root: Path, terms: list[str], settings: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """Case-insensitive whole-word match count per file for `terms` (one ripgrep run)."""
+    cmd = ["rg", "--count-matches", "--ignore-case", "--word-regexp", "--no-messages",
+           "--fixed-strings", "--with-filename"]
+    for glob in settings.get("exclude", ()):
+        cmd += ["--glob", "!" + glob.rstrip("/")]
+    for term in terms:
+        cmd += ["-e", term]
+    targets = [sub.rstrip("/") for sub in settings.get("include", ())] or ["."]
+    proc = subprocess.run([*cmd, "--", *targets], cwd=root, capture_output=True, text=True, check=False)
+    counts: dict[str, int] = {}
+    for line in proc.stdout.splitlines():
+        path, _, count = line.rpartition(":")
+        if path and count.isdigit():
+            counts[path.removeprefix("./")] = int(count)
+    return counts
+
+
+def rg_rank(root: Path, question: str, settings: dict[str, tuple[str, ...]],
+            distinct_first: bool = False) -> list[str]:
+    """Files ranked by total matches of the question's terms (the plain grep habit), or,
+    with `distinct_first`, by how many different terms a file contains, then by matches
+    (a stronger grep user: one run per term)."""
+    terms = rg_terms(question)
+    if not terms:
+        return []
+    total = _rg_counts(root, terms, settings)
+    if not distinct_first:
+        return sorted(total, key=lambda p: (-total[p], p))
+    distinct: dict[str, int] = {}
+    for term in terms:
+        for path in _rg_counts(root, [term], settings):
+            distinct[path] = distinct.get(path, 0) + 1
+    return sorted(total, key=lambda p: (-distinct.get(p, 0), -total[p], p))
+
+
+def run_ripgrep(names: tuple[str, ...]) -> dict[str, Any] | None:
+    if shutil.which("rg") is None:
+        print("ripgrep not installed (apt-get install -y ripgrep); baseline skipped", file=sys.stderr)
+        return None
+    version = subprocess.run(["rg", "--version"], capture_output=True, text=True, check=False).stdout
+    variants: dict[str, Any] = {}
+    for variant, distinct_first in (("match_count", False), ("distinct_terms_then_count", True)):
+        results: list[QuestionResult] = []
+        for name in names:
+            root = corpus_root(name)
+            settings = corpus_settings(name)
+            for q in load_questions(questions_path(name)):
+                files = rg_rank(root, q.question, settings, distinct_first)
+                # One pseudo-result per file: only file-level metrics mean anything for grep.
+                ranked = [Retrieved(path, "") for path in files[:TOP_K]]
+                results.append(_file_only(q, ranked))
+        variants[variant] = {name: s.to_json() for name, s in grouped(results).items()}
+    return {
+        "version": version.splitlines()[0] if version else "?",
+        "terms": "question words of 3+ letters minus the BM25 query stopwords",
+        "metric": "file_hit@5 only (grep returns files, not definitions)",
+        "variants": variants,
+    }
+
+
+def _file_only(question: Question, ranked: list[Retrieved]) -> QuestionResult:
+    from codeqa_lsp.retrieval.evaluation import first_file_rank
+
+    return QuestionResult(question, rank=None, file_rank=first_file_rank(ranked, question.expected),
+                          retrieved=tuple(ranked))
+
+
+# -- driver -----------------------------------------------------------------------------------
+
+def run(embedders: tuple[str, ...], names: tuple[str, ...], cosqa_limit: int | None,
+        with_cosqa: bool, quick: bool) -> dict[str, Any]:
+    fetch_all(quiet=True)
+    per_embedder: dict[str, Any] = {}
+    for embedder in embedders:
+        arm_results: dict[str, list[QuestionResult]] = {arm: [] for arm in ARMS}
+        indexes: dict[str, Any] = {}
+        for name in names:
+            print(f"[quality] {embedder} · {name}", file=sys.stderr, flush=True)
+            result = run_set(name, embedder, ARMS)
+            indexes[name] = result["index"]
+            for arm in ARMS:
+                arm_results[arm].extend(result["arms"][arm]["results"])
+        per_embedder[embedder] = {
+            "indexes": indexes,
+            "arms": {arm: report(arm_results[arm]) for arm in ARMS},
+        }
+    doc: dict[str, Any] = {
+        "description": (
+            "Definition-level retrieval on the shared question sets (requests, click, express, "
+            "rxjs; 25 questions each). Matching rule and metrics: shared/eval/README.md. "
+            "Groups: all, overlap:low/high, set:<name>. 'misses' = not in the top 5."
+        ),
+        "sets": list(names),
+        "top_k": TOP_K,
+        "embedders": per_embedder,
+        "ripgrep": run_ripgrep(names),
+    }
+    write_result("quality", doc, quick)
+    if with_cosqa:
+        cosqa_doc = {
+            "description": "CoSQA dev: rank of the file holding the query's retrieval_idx function.",
+            "limit": cosqa_limit,
+            "embedders": {},
+        }
+        for embedder in embedders:
+            print(f"[quality] {embedder} · cosqa", file=sys.stderr, flush=True)
+            cosqa_doc["embedders"][embedder] = cosqa.run(embedder, ARMS, cosqa_limit)
+        write_result("cosqa", cosqa_doc, quick)
+        doc["cosqa"] = cosqa_doc
+    return doc
+
+
+def print_table(doc: dict[str, Any]) -> None:
+    for embedder, data in doc["embedders"].items():
+        for arm, result in data["arms"].items():
+            groups = result["groups"]
+            cells = " ".join(
+                f"{g.split(':')[-1]}={groups[g]['hit@5']:.2f}/{groups[g]['mrr@10']:.2f}"
+                for g in groups
+            )
+            print(f"{embedder:<6} {arm:<7} hit@5/mrr: {cells}")
+    for variant, groups in (doc.get("ripgrep") or {}).get("variants", {}).items():
+        print(f"ripgrep {variant} file_hit@5: "
+              + " ".join(f"{g}={v['file_hit@5']:.2f}" for g, v in groups.items()))
+    for embedder, data in doc.get("cosqa", {}).get("embedders", {}).items():
+        cells = " ".join(f"{arm}={r['ndcg@10']:.3f}" for arm, r in data["arms"].items())
+        print(f"cosqa {embedder} ndcg@10: {cells}")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="retrieval quality benchmark")
+    parser.add_argument("--quick", action="store_true", help="hash embedder, CoSQA 100 queries")
+    parser.add_argument("--embedders", default=None, help="comma-separated (default hash,local)")
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--no-cosqa", action="store_true")
+    parser.add_argument("--cosqa-limit", type=int, default=None)
+    args = parser.parse_args(argv)
+    embedders = tuple((args.embedders or ("hash" if args.quick else "hash,local")).split(","))
+    limit = args.cosqa_limit or (100 if args.quick else None)
+    doc = run(embedders, tuple(args.sets.split(",")), limit, not args.no_cosqa, args.quick)
+    print_table(doc)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

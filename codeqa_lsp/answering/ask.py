@@ -1,0 +1,313 @@
+"""`Answerer`: question → retrieval → prompt → provider stream → verified, cited `Answer`.
+
+Stream contract (what `ask_stream` / `explain_stream` yield), for the server and the CLI:
+
+1. zero or more `str` text deltas, a *preview* to show as it arrives;
+2. exactly one final `Answer`, whose `text` is authoritative and replaces the preview:
+   citation markers in it are verified (invalid ones removed), and when the provider
+   failed it is the extractive answer with `Answer.error` set.
+
+When a provider fails after some text was streamed, a delta `"\n\n[interrupted: reason]\n\n"`
+is sent before the fallback text, so a consumer that only ever shows deltas still never
+presents the partial answer as complete. Extractive and cached answers arrive as one delta.
+
+Cancellation: the consumer stops iterating and calls `.close()` on the generator. That
+closes the provider stream and its HTTP response at once (at the next delta; a stalled
+read is bounded by `requestTimeout`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codeqa_lsp.answering.cache import AnswerStore, cache_key
+from codeqa_lsp.answering.citations import CitationResolver, verify
+from codeqa_lsp.answering.extractive import (
+    FALLBACK_NOTE,
+    NO_MODEL_NOTE,
+    REMOTE_FORBIDDEN_NOTE,
+    extractive_answer,
+    extractive_explanation,
+    low_confidence_answer,
+)
+from codeqa_lsp.answering.model import Answer, Usage
+from codeqa_lsp.answering.prompt import Prompt, build_ask_prompt, build_explain_prompt
+from codeqa_lsp.answering.providers import Provider, ProviderError, make_provider, provider_identity
+from codeqa_lsp.answering.redact import Redactor
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.config import Settings
+from codeqa_lsp.retrieval.model import SearchFilters
+
+if TYPE_CHECKING:
+    from codeqa_lsp.engine import Workspace
+
+log = logging.getLogger("codeqa_lsp.answering")
+
+LOW_CONFIDENCE_CANDIDATES = 3
+MAX_CALLEES = 6
+INTERRUPTED = "\n\n[interrupted: {reason}]\n\n"
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_NOT_CALLEES = frozenset(
+    ["if", "for", "while", "return", "switch", "catch", "with", "elif", "and", "or", "not", "print", "len", "range", "super", "self", "cls", "function", "def", "fn", "func", "new", "typeof", "sizeof", "assert", "lambda", "isinstance", "str", "int", "float", "dict", "list", "set", "tuple", "bool", "type"]
+)
+
+Stream = Iterator[str | Answer]
+
+
+class Answerer:
+    """Answers for one workspace. Thread-safe: each call works on its own state."""
+
+    def __init__(self, workspace: Workspace, settings: Settings) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.redactor = Redactor([settings.api_key, settings.resolved_api_key()])
+        self._provider: Provider | None = None
+        self._store: AnswerStore | None = None
+
+    @property
+    def store(self) -> AnswerStore:
+        if self._store is None:
+            index_dir = Path(self.workspace.indexer.index_dir)
+            self._store = AnswerStore(index_dir, self.settings.answer_cache_bytes, self.settings.log_questions)
+        return self._store
+
+    # -- ask -------------------------------------------------------------------------------
+    def ask_stream(self, question: str, filters: SearchFilters | None = None, use_cache: bool = True) -> Stream:
+        started = time.monotonic()
+        question = question.strip()
+        if not question:
+            yield Answer(text="Ask a question about the code in this workspace.", latency_s=0.0)
+            return
+        response = self.workspace.search(question, top_k=self.settings.top_k, filters=filters)
+        hits = [hit.chunk for hit in response.hits]
+        resolver = CitationResolver(self.workspace)
+        if not response.confident or not hits:
+            # No model call: a fluent wrong answer costs more trust than "I don't know".
+            candidates = hits[:LOW_CONFIDENCE_CANDIDATES]
+            answer = self._extractive_final(
+                low_confidence_answer(candidates, response.reason), candidates, resolver, started,
+                confident=False)
+            yield answer.text
+            yield answer
+            self._log_question(question, hits, answer)
+            return
+        prompt = build_ask_prompt(question, hits, self.settings.context_tokens, self.redactor)
+        final: Answer | None = None
+        for item in self._generate("ask", question, prompt, resolver, started, use_cache,
+                                   lambda chunks, note: extractive_answer(question, chunks, note)):
+            if isinstance(item, Answer):
+                final = item
+            yield item
+        if final is not None:
+            self._log_question(question, hits, final)
+
+    # -- explain ---------------------------------------------------------------------------
+    def explain_stream(self, rel_path: str, line: int, text: str | None = None, use_cache: bool = True) -> Stream:
+        started = time.monotonic()
+        found = self._explain_context(rel_path, line, text)
+        if found is None:
+            yield Answer(text=f"No function, method or class encloses line {line} of `{rel_path}`.",
+                         latency_s=time.monotonic() - started)
+            return
+        target, callees, resolver = found
+        prompt = build_explain_prompt(target, callees, self.settings.context_tokens, self.redactor)
+        yield from self._generate(
+            "explain", target.id, prompt, resolver, started, use_cache,
+            lambda chunks, note: extractive_explanation(chunks[0], chunks[1:], note))
+
+    def cached_explanation(self, rel_path: str, line: int, text: str | None = None) -> Answer | None:
+        """The cached model explanation for the current code, if any. Never calls a model."""
+        identity = provider_identity(self.settings)
+        found = self._explain_context(rel_path, line, text, with_callees=False) if identity else None
+        if found is None or identity is None:
+            return None
+        target, _, resolver = found
+        entry = self.store.get(cache_key("explain", target.id, [target], *identity))
+        if entry is None:
+            return None
+        chunks = self.workspace.indexer.get_chunks(entry.get("chunk_ids", [])) or [target]
+        chunks = [target, *[c for c in chunks if c.id != target.id]]
+        return self._model_final(entry["text"], chunks, resolver, 0.0, *identity, _usage(entry), cached=True)
+
+    def _explain_context(
+        self, rel_path: str, line: int, text: str | None, with_callees: bool = True
+    ) -> tuple[Chunk, list[Chunk], CitationResolver] | None:
+        """The definition enclosing `line` (cut from the current text), and what it calls."""
+        if text is None:
+            try:
+                text = self.workspace.abspath(rel_path).read_bytes().decode("utf-8", "replace")
+            except OSError:
+                text = None
+        try:
+            chunks = (self.workspace.chunk_text(rel_path, text) if text is not None
+                      else self.workspace.chunks(path=rel_path))
+        except Exception as exc:  # a chunker failure: nothing to explain, not a crash
+            log.warning("explain: chunking %s failed: %s", rel_path, exc)
+            return None
+        target = enclosing_definition(chunks, line)
+        if target is None:
+            return None
+        resolver = CitationResolver(self.workspace, fresh={rel_path: text} if text is not None else None)
+        return target, (self._callees(target) if with_callees else []), resolver
+
+    def _callees(self, target: Chunk) -> list[Chunk]:
+        """Indexed definitions of the names `target` calls, nearest file first."""
+        out: dict[str, Chunk] = {}
+        for name in dict.fromkeys(_CALL.findall(target.text)):
+            if name in _NOT_CALLEES or name == target.name:
+                continue
+            try:
+                found = [c for c in self.workspace.definitions(name) if c.name == name and c.part == 0]
+            except Exception:
+                continue
+            found.sort(key=lambda c: (c.path != target.path, c.path, c.start_line))
+            for chunk in found[:2]:
+                if chunk.id != target.id and chunk.symbol != target.symbol:
+                    out.setdefault(chunk.id, chunk)
+            if len(out) >= MAX_CALLEES:
+                break
+        return list(out.values())[:MAX_CALLEES]
+
+    # -- generation ------------------------------------------------------------------------
+    def _get_provider(self) -> Provider | None:
+        """The configured provider (built once); None when extractive. Raises ProviderError."""
+        if self._provider is None:
+            self._provider = make_provider(self.settings)
+        return self._provider
+
+    def _generate(
+        self,
+        kind: str,
+        subject: str,
+        prompt: Prompt,
+        resolver: CitationResolver,
+        started: float,
+        use_cache: bool,
+        extractive: Callable[[list[Chunk], str], str],
+    ) -> Stream:
+        try:
+            provider = self._get_provider()
+        except ProviderError as exc:
+            yield from self._fallback(str(exc), prompt, resolver, started, extractive, streamed=False)
+            return
+        if provider is None:
+            note = (NO_MODEL_NOTE if self.settings.provider == "extractive"
+                    else REMOTE_FORBIDDEN_NOTE.format(provider=self.settings.provider))
+            answer = self._extractive_final(extractive(prompt.chunks, note), prompt.chunks, resolver, started)
+            yield answer.text
+            yield answer
+            return
+        key = cache_key(kind, subject, prompt.chunks[:1] if kind == "explain" else prompt.chunks,
+                        provider.name, provider.model)
+        entry = self.store.get(key) if use_cache else None
+        if entry is not None:
+            answer = self._model_final(entry["text"], prompt.chunks, resolver, started, provider.name,
+                                       provider.model, _usage(entry), cached=True)
+            yield answer.text
+            yield answer
+            return
+        log.debug(
+            "sending %d chunks (%s), ~%d tokens, to %s model %s at %s",
+            len(prompt.chunks), ", ".join(f"{c.path}:{c.symbol}" for c in prompt.chunks),
+            prompt.tokens, provider.name, provider.model, provider.endpoint,
+        )
+        pieces: list[str] = []
+        usage: Usage | None = None
+        error: str | None = None
+        stream = provider.stream(prompt.system, prompt.user)
+        try:
+            for item in stream:
+                if isinstance(item, Usage):
+                    usage = item
+                else:
+                    pieces.append(item)
+                    yield item
+        except ProviderError as exc:
+            error = exc.reason
+        except Exception as exc:  # nothing a provider does may crash the answer
+            log.debug("provider %s failed unexpectedly", provider.name, exc_info=True)
+            error = f"unexpected provider error ({type(exc).__name__})"
+        finally:
+            stream.close()  # on cancellation (GeneratorExit) too: releases the connection
+        raw = "".join(pieces)
+        if error is None and not raw.strip():
+            error = "the model returned an empty answer"
+        if error is not None:
+            reason = f"{provider.name} ({provider.model}): {error}"
+            log.info("answer fell back to extractive: %s", reason)
+            yield from self._fallback(reason, prompt, resolver, started, extractive, streamed=bool(pieces))
+            return
+        answer = self._model_final(raw, prompt.chunks, resolver, started, provider.name, provider.model, usage)
+        self.store.put(key, {"text": raw, "chunk_ids": [c.id for c in prompt.chunks],
+                             "usage": [usage.input_tokens, usage.output_tokens] if usage else None})
+        yield answer
+
+    def _fallback(
+        self, reason: str, prompt: Prompt, resolver: CitationResolver, started: float,
+        extractive: Callable[[list[Chunk], str], str], streamed: bool,
+    ) -> Stream:
+        if streamed:
+            yield INTERRUPTED.format(reason=reason)
+        answer = self._extractive_final(
+            extractive(prompt.chunks, FALLBACK_NOTE.format(reason=reason)), prompt.chunks, resolver, started)
+        answer.error = reason
+        yield answer.text
+        yield answer
+
+    # -- final answers ---------------------------------------------------------------------
+    def _extractive_final(
+        self, text: str, chunks: Sequence[Chunk], resolver: CitationResolver, started: float,
+        confident: bool = True,
+    ) -> Answer:
+        checked = verify(text, chunks, resolver, check_mentions=False)
+        return Answer(
+            text=checked.text, citations=checked.citations, chunks=list(chunks), confident=confident,
+            provider="extractive", model=None, latency_s=time.monotonic() - started,
+            dropped_citations=checked.dropped, unverified_mentions=checked.unverified_mentions,
+        )
+
+    def _model_final(
+        self, raw: str, chunks: Sequence[Chunk], resolver: CitationResolver, started: float,
+        provider: str, model: str, usage: Usage | None, cached: bool = False,
+    ) -> Answer:
+        checked = verify(raw, chunks, resolver)
+        return Answer(
+            text=checked.text, citations=checked.citations, chunks=list(chunks), confident=True,
+            provider=provider, model=model, usage=usage, cached=cached,
+            latency_s=time.monotonic() - started if started else 0.0,
+            dropped_citations=checked.dropped, unverified_mentions=checked.unverified_mentions,
+        )
+
+    def _log_question(self, question: str, hits: Sequence[Chunk], answer: Answer) -> None:
+        self.store.log_question({
+            "question": question, "retrieved": [c.id for c in hits],
+            "retrieved_at": [f"{c.path}:{c.start_line}-{c.end_line}" for c in hits],
+            "provider": answer.provider, "model": answer.model, "confident": answer.confident,
+            "answer": answer.text, "citations": [f"{c.path}:{c.start_line}-{c.end_line}" for c in answer.citations],
+            "error": answer.error, "cached": answer.cached, "latency_s": round(answer.latency_s, 3),
+        })
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def enclosing_definition(chunks: Sequence[Chunk], line: int) -> Chunk | None:
+    """The innermost function/method/class containing `line`; else the smallest chunk there."""
+    around = [c for c in chunks if c.start_line <= line <= c.end_line]
+    if not around:
+        return None
+    definitions = [c for c in around if c.kind in ("function", "method", "class")]
+    return min(definitions or around, key=lambda c: (c.end_line - c.start_line, c.start_line))
+
+
+def _usage(entry: dict[str, object]) -> Usage | None:
+    raw = entry.get("usage")
+    if isinstance(raw, list) and len(raw) == 2:
+        return Usage(*(v if isinstance(v, int) else None for v in raw))
+    return None

@@ -1,0 +1,114 @@
+"""Answers without a model: what the index found, laid out so a developer can act on it.
+
+Used when no provider is configured (the default: nothing leaves the machine), when
+`allowRemote` is false, and as the fallback when a provider fails. For each top chunk: the
+symbol and its location, the first sentence of its docstring or doc comment, its signature,
+and the lines that share words with the question, every item cited with the chunk's [n].
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.tokens import query_terms, tokenize
+
+MAX_ITEMS = 5
+MAX_MATCHING_LINES = 3
+
+NO_MODEL_NOTE = (
+    "*No language model is configured, so this is an extractive answer: the code the index "
+    "found most relevant, quoted as is. To get written answers, set the `provider` setting "
+    "to `anthropic` (with `ANTHROPIC_API_KEY`) or `openai` (with `OPENAI_API_KEY`, or "
+    "`baseUrl` pointing at a local OpenAI-compatible server such as Ollama).*"
+)
+REMOTE_FORBIDDEN_NOTE = (
+    "*`allowRemote` is false, so no code is sent to the `{provider}` provider; this is an "
+    "extractive answer: the code the index found most relevant, quoted as is.*"
+)
+FALLBACK_NOTE = "**The language model could not answer: {reason}.** Extractive answer instead:"
+LOW_CONFIDENCE_TEXT = "I couldn't find code in this workspace that answers that confidently."
+
+
+def first_sentence(doc: str) -> str:
+    """The first sentence of a docstring/doc comment, on one line."""
+    paragraph = doc.strip().split("\n\n", 1)[0]
+    flat = " ".join(paragraph.split())
+    match = re.match(r"(.+?[.!?])(?:\s|$)", flat)
+    sentence = match.group(1) if match else flat
+    return sentence if len(sentence) <= 240 else sentence[:237] + "..."
+
+
+def matching_lines(chunk: Chunk, question: str, limit: int = MAX_MATCHING_LINES) -> list[tuple[int, str]]:
+    """(line number, stripped line) of the chunk lines sharing the most terms with the question.
+
+    The signature line is left out (it is shown anyway); ties go to the earlier line.
+    """
+    terms = set(query_terms(question))
+    if not terms:
+        return []
+    scored: list[tuple[int, int, str]] = []
+    signature = chunk.signature.strip()
+    doc = " ".join(chunk.doc.split())
+    for offset, line in enumerate(chunk.text.splitlines()):
+        stripped = line.strip()
+        words = stripped.strip("\"'#/*! \t")
+        if not stripped or (signature and stripped == signature) or (len(words) >= 12 and words in doc):
+            continue
+        overlap = len(terms.intersection(tokenize(stripped)))
+        if overlap:
+            scored.append((-overlap, offset, stripped))
+    best = sorted(scored)[:limit]
+    return [(chunk.start_line + offset, text[:160]) for _, offset, text in sorted(best, key=lambda s: s[1])]
+
+
+def describe_chunk(number: int, chunk: Chunk, question: str = "") -> str:
+    """One cited item: symbol, location, doc sentence, signature, matching lines."""
+    lines = [f"**[{number}]** `{chunk.symbol}` ({chunk.kind}) — `{chunk.path}:{chunk.start_line}-{chunk.end_line}`"]
+    if chunk.doc.strip():
+        lines.append(f"> {first_sentence(chunk.doc)}")
+    headline = " ".join(chunk.signature.split()) or _first_code_line(chunk.text)
+    if headline:
+        lines.append(f"```{chunk.language}\n{headline}\n```")
+    matched = matching_lines(chunk, question) if question else []
+    if matched:
+        lines.append("Matching lines: " + "; ".join(f"L{n} `{text.replace('`', '')}`" for n, text in matched) + f" [{number}]")
+    return "\n".join(lines)
+
+
+def _first_code_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:160]
+    return ""
+
+
+def extractive_answer(question: str, chunks: Sequence[Chunk], note: str) -> str:
+    """The extractive answer to `question` from `chunks` (numbered 1..n, most relevant first)."""
+    items = [describe_chunk(n, c, question) for n, c in enumerate(chunks[:MAX_ITEMS], 1)]
+    if not items:
+        return f"{note}\n\nThe index has no code matching this question."
+    return f"{note}\n\n" + "\n\n".join(items)
+
+
+def extractive_explanation(target: Chunk, callees: Sequence[Chunk], note: str) -> str:
+    """What the index knows about `target` ([1]) and the definitions it calls ([2]..)."""
+    parts = [note, describe_chunk(1, target)]
+    if callees:
+        calls = ", ".join(
+            f"`{c.symbol}` (`{c.path}:{c.start_line}`) [{n}]" for n, c in enumerate(callees, 2))
+        parts.append(f"It calls: {calls}.")
+    return "\n\n".join(parts)
+
+
+def low_confidence_answer(candidates: Sequence[Chunk], reason: str) -> str:
+    """The "I don't know" answer, listing the nearest candidates so the user can look."""
+    text = LOW_CONFIDENCE_TEXT
+    if reason:
+        text += f" ({reason})"
+    if candidates:
+        nearest = "\n".join(
+            f"- [{n}] `{c.symbol}` — `{c.path}:{c.start_line}-{c.end_line}`" for n, c in enumerate(candidates, 1))
+        text += f"\n\nNearest candidates, in case one is what you meant:\n{nearest}"
+    return text

@@ -1,0 +1,328 @@
+"""Source text → chunks: one per function, method and class, plus module and doc chunks.
+
+`chunk_source` is the only entry point. Per file it parses once, runs one query pass
+(`definitions.find_definitions`), then builds:
+
+- a chunk per function/method (doc comments, decorators and `export` included), split at
+  statement boundaries into overlapping parts when over the budget;
+- a skeleton chunk per class: header, docstring, fields and member signatures, the member
+  bodies elided (they have their own chunks);
+- `module` chunks for every line no definition covers (imports, constants, top-level
+  statements, and whatever a syntax error hid from the query), packed up to the budget.
+
+Docs and languages without a grammar go to `structure.structure_chunks`. Any unexpected
+failure falls back to structure chunks too: a file never makes the chunker raise.
+
+Byte offsets refer to `text` encoded as UTF-8 (lone surrogates replaced). A lone `\\r` counts
+as a line break, as in LSP; it is read as `\\n` for parsing (same length, offsets unchanged).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from tree_sitter import Node
+
+from codeqa_lsp.chunking.definitions import Definition, find_definitions
+from codeqa_lsp.chunking.languages import grammar, language_for_path, parser_for
+from codeqa_lsp.chunking.model import Chunk, estimate_tokens
+from codeqa_lsp.chunking.splitter import Element, Lines, line_elements, split_elements
+from codeqa_lsp.chunking.structure import (
+    MODULE_SYMBOL,
+    numbered,
+    structure_chunks,
+    trimmed_parts,
+)
+
+logger = logging.getLogger(__name__)
+
+MIN_TOKENS = 64
+# Module runs further apart than this many lines go to separate module chunks, so a
+# citation of "the module code" does not span the whole file.
+MODULE_GAP_ROWS = 80
+_LONE_CR = re.compile(rb"\r(?!\n)")
+_SPACE = re.compile(r"\s+")
+_COMMENT_MARKERS = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?|//!|#+|--|;+)\s?")
+_BODY_HOLDERS = ("value", "right", "declaration", "declarator", "type")
+
+
+def chunk_source(
+    path: str, text: str, *, language: str | None = None, max_tokens: int = 1500
+) -> list[Chunk]:
+    """Chunks of one file, sorted by start line. Never raises; deterministic."""
+    budget = max(MIN_TOKENS, int(max_tokens))
+    lang = language or language_for_path(path) or "text"
+    lines: Lines | None = None
+    try:
+        data = text.encode("utf-8", "replace")
+        if b"\r" in data:
+            data = _LONE_CR.sub(b"\n", data)
+        lines = Lines.of(data)
+        if not data.strip():
+            return []
+        if grammar(lang) is None:
+            return _sorted(structure_chunks(path, lines, lang, budget))
+        return _sorted(_code_chunks(path, lines, lang, budget))
+    except Exception:  # a chunker bug must cost one file's structure, never the index
+        logger.warning("chunking %s as %s failed; using structure chunks", path, lang, exc_info=True)
+    try:
+        if lines is None:
+            lines = Lines.of(text.encode("utf-8", "replace"))
+        return _sorted(structure_chunks(path, lines, "text" if lang == "text" else lang, budget))
+    except Exception:
+        logger.error("structure chunking %s failed; file not chunked", path, exc_info=True)
+        return []
+
+
+def _sorted(chunks: list[Chunk]) -> list[Chunk]:
+    return sorted(chunks, key=lambda c: (c.start_line, c.start_byte, -c.end_byte, c.symbol, c.part))
+
+
+def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Chunk]:
+    gram, parser = grammar(language), parser_for(language)
+    assert gram is not None and parser is not None
+    tree = parser.parse(lines.data)
+    defs = [d for d in find_definitions(gram, tree.root_node, lines.data, path) if d.is_chunk]
+    chunks: list[Chunk] = []
+    for definition in defs:
+        builder = _Builder(path, language, lines, definition, budget)
+        chunks.extend(builder.build())
+    chunks.extend(_module_chunks(path, language, lines, defs, budget))
+    return chunks
+
+
+class _Builder:
+    """Chunks for one definition: whole, skeleton, or split into parts."""
+
+    def __init__(self, path: str, language: str, lines: Lines, definition: Definition, budget: int):
+        self.path, self.language, self.lines = path, language, lines
+        self.definition, self.budget = definition, budget
+        self.body = _find_body(definition.node)
+        self.signature = _signature(lines.data, _header_node(definition.node), self.body)
+
+    def build(self) -> list[Chunk]:
+        d = self.definition
+        members = [c for c in d.children if c.is_chunk] if d.kind == "class" else []
+        if members and self._can_elide(members):
+            elements, overrides = self._skeleton_elements(members)
+        else:
+            elements, overrides = [], {}
+        data = self.lines.data
+        if not elements:
+            if (d.end_byte - d.start_byte) // 4 <= self.budget:
+                text = data[d.start_byte : d.end_byte].decode("utf-8", "replace")
+                return [self._chunk(d.start_byte, d.end_byte, d.start_row, d.end_row, text)]
+            elements = line_elements(self.lines, d.start_byte, d.end_byte, self.budget,
+                                     _statement_rows(self.body, self.budget))
+        texts = [overrides.get(i) or data[e.start : e.end].decode("utf-8", "replace")
+                 for i, e in enumerate(elements)]
+        total = sum(estimate_tokens(t) for t in texts)
+        if total <= self.budget:
+            text = "".join(texts).rstrip("\n")
+            return [self._chunk(d.start_byte, d.end_byte, d.start_row, d.end_row, text)]
+        parts = trimmed_parts(data, elements, split_elements(elements, self.budget))
+        chunks = []
+        for index, (first, last) in enumerate(parts):
+            text = "".join(texts[first : last + 1]).rstrip("\n")
+            chunks.append(self._chunk(
+                elements[first].start, min(elements[last].end, d.end_byte),
+                elements[first].start_row, elements[last].end_row, text,
+                part=index, parts=len(parts),
+            ))
+        return chunks
+
+    def _can_elide(self, members: list[Definition]) -> bool:
+        """Members must start below the class header line (not `class A { m() {} }`)."""
+        header_row = self.definition.node.start_point[0]
+        return all(header_row < m.start_row for m in members)
+
+    def _skeleton_elements(self, members: list[Definition]) -> tuple[list[Element], dict[int, str]]:
+        """Class lines with each member collapsed to one signature line."""
+        lines, d = self.lines, self.definition
+        groups: list[list[Definition]] = []
+        for member in sorted(members, key=lambda m: m.start_byte):
+            if groups and member.start_row <= groups[-1][-1].end_row:
+                groups[-1].append(member)
+            else:
+                groups.append([member])
+        elements: list[Element] = []
+        overrides: dict[int, str] = {}
+        cursor = d.start_byte
+        for group in groups:
+            first_row = group[0].start_row
+            line_start = lines.row_start(first_row)
+            if line_start > cursor:
+                elements.extend(line_elements(lines, cursor, line_start, self.budget))
+            end_row = max(m.end_row for m in group)
+            end = lines.row_end(end_row)
+            indent = _indent(lines.data[line_start : lines.row_end(first_row)])
+            summary = "; ".join(_member_summary(self.language, lines.data, m) for m in group)
+            overrides[len(elements)] = f"{indent}{summary}\n"
+            elements.append(Element(line_start, end, first_row, end_row, 0))
+            cursor = end
+        if cursor < d.end_byte:
+            elements.extend(line_elements(lines, cursor, d.end_byte, self.budget))
+        return elements, overrides
+
+    def _chunk(self, start: int, end: int, start_row: int, end_row: int, text: str,
+               part: int = 0, parts: int = 1) -> Chunk:
+        d = self.definition
+        return Chunk(
+            path=self.path, symbol=d.symbol, kind=d.kind,  # type: ignore[arg-type]
+            language=self.language, start_line=start_row + 1, end_line=max(start_row, end_row) + 1,
+            start_byte=start, end_byte=end, text=text, signature=self.signature,
+            doc=_doc(self.lines.data, d, self.body), part=part, parts=parts,
+        )
+
+
+def _find_body(node: Node) -> Node | None:
+    """The body of a definition, looking through assignments and declarators
+    (`app.x = function () {...}`, `const f = () => {...}`, `@path` statements)."""
+    frontier = [node]
+    for _ in range(4):
+        following: list[Node] = []
+        for current in frontier:
+            body = current.child_by_field_name("body")
+            if body is not None:
+                return body
+            for field in _BODY_HOLDERS:
+                child = current.child_by_field_name(field)
+                if child is not None:
+                    following.append(child)
+            if current.type in ("expression_statement", "arguments", "call_expression"):
+                following.extend(c for c in current.named_children if "function" in c.type
+                                 or c.type in ("assignment_expression", "call_expression",
+                                               "arguments", "arrow_function"))
+        frontier = following
+        if not frontier:
+            break
+    return None
+
+
+def _header_node(node: Node) -> Node:
+    """Where a signature starts: `const f = () => {}` reads better with its `const`."""
+    parent = node.parent
+    if node.type == "variable_declarator" and parent is not None and parent.named_child_count == 1:
+        return parent
+    return node
+
+
+def _signature(data: bytes, node: Node, body: Node | None) -> str:
+    """The definition's header up to its body, on one line (comments before the body,
+    as Python allows after `def f():`, are not part of it)."""
+    if body is not None and body.start_byte > node.start_byte:
+        end = body.start_byte
+        for child in node.children:
+            if child.start_byte >= end:
+                break
+            if "comment" in child.type:
+                end = child.start_byte
+                break
+        raw = data[node.start_byte : end]
+    else:
+        end = data.find(b"\n", node.start_byte, node.end_byte)
+        raw = data[node.start_byte : node.end_byte if end == -1 else end]
+    text = _SPACE.sub(" ", raw.decode("utf-8", "replace")).strip()
+    if text.endswith("=>") or text.endswith("{"):
+        text = text.rstrip("{ ").rstrip()
+    return text[:300]
+
+
+def _member_summary(language: str, data: bytes, member: Definition) -> str:
+    body = _find_body(member.node)
+    signature = _signature(data, _header_node(member.node), body)
+    if body is None:
+        return signature
+    if language == "python":
+        return f"{signature} ..."
+    if data[body.start_byte : body.start_byte + 1] == b"{":
+        return f"{signature} {{ ... }}"
+    return f"{signature} ..."
+
+
+def _doc(data: bytes, definition: Definition, body: Node | None) -> str:
+    """The docstring (Python) or the doc comment above the definition, markers stripped."""
+    if body is not None and body.type == "block" and definition.node.type in (
+        "function_definition", "class_definition"
+    ):
+        first = body.named_children[0] if body.named_child_count else None
+        if first is not None and first.type == "expression_statement" and first.named_child_count:
+            string = first.named_children[0]
+            if string.type == "string":
+                raw = data[string.start_byte : string.end_byte].decode("utf-8", "replace")
+                return _strip_quotes(raw)[:2000]
+    comments = [n for n in definition.doc_nodes if "comment" in n.type]
+    if not comments:
+        return ""
+    raw = "\n".join(data[n.start_byte : n.end_byte].decode("utf-8", "replace") for n in comments)
+    lines = [_COMMENT_MARKERS.sub("", line).rstrip() for line in raw.splitlines()]
+    return "\n".join(line for line in lines if line.strip()).strip()[:2000]
+
+
+def _strip_quotes(raw: str) -> str:
+    text = raw.lstrip("rRbBuUfF")
+    for quote in ('"""', "'''", '"', "'"):
+        if text.startswith(quote) and text.endswith(quote) and len(text) >= 2 * len(quote):
+            text = text[len(quote) : -len(quote)]
+            break
+    lines = text.strip().splitlines()
+    return "\n".join(line.strip() for line in lines)
+
+
+def _indent(line: bytes) -> str:
+    return line[: len(line) - len(line.lstrip(b" \t"))].decode("ascii", "replace")
+
+
+def _statement_rows(body: Node | None, budget: int) -> dict[int, int]:
+    """Rows where a statement of the body starts → cost (nesting depth), walking into large
+    compound statements only; iterative and bounded, so deep nesting costs nothing extra."""
+    if body is None:
+        return {}
+    rows: dict[int, int] = {}
+    big_rows = max(8, budget // 40)
+    stack: list[tuple[Node, int]] = [(body, 0)]
+    while stack:
+        node, depth = stack.pop()
+        for child in node.named_children:
+            row = child.start_point[0]
+            if rows.get(row, 99) > depth:
+                rows[row] = depth
+            if depth < 5 and child.end_point[0] - row > big_rows:
+                stack.append((child, depth + 1))
+    return rows
+
+
+def _module_chunks(path: str, language: str, lines: Lines, defs: list[Definition],
+                   budget: int) -> list[Chunk]:
+    """Every line outside the definitions, packed into `module` chunks."""
+    covered = sorted((d.start_row, d.end_row) for d in defs)
+    groups: list[list[Element]] = [[]]
+    row = 0
+    last_row = lines.count - 1
+    intervals = iter([*covered, (last_row + 1, last_row + 1)])
+    data = lines.data
+    for start, end in intervals:
+        if start > row:
+            run = line_elements(lines, lines.row_start(row), lines.row_end(start - 1), budget)
+            if run:
+                run[0] = Element(run[0].start, run[0].end, run[0].start_row, run[0].end_row, 0)
+                previous = groups[-1]
+                if previous and run[0].start_row - previous[-1].end_row > MODULE_GAP_ROWS:
+                    groups.append([])
+                groups[-1].extend(run)
+        row = max(row, end + 1)
+    chunks: list[Chunk] = []
+    for elements in groups:
+        if not elements:
+            continue
+        for first, last in trimmed_parts(data, elements, split_elements(elements, budget)):
+            text = "".join(
+                data[e.start : e.end].decode("utf-8", "replace") for e in elements[first : last + 1]
+            ).rstrip("\n")
+            chunks.append(Chunk(
+                path=path, symbol=MODULE_SYMBOL, kind="module", language=language,
+                start_line=elements[first].start_row + 1, end_line=elements[last].end_row + 1,
+                start_byte=elements[first].start, end_byte=elements[last].end, text=text,
+            ))
+    return numbered(chunks)

@@ -1,0 +1,303 @@
+"""Find the definitions in a parsed file and give each its qualified name.
+
+One pass of the language's query (`queries/<lang>.scm`) yields the definition nodes; the
+rest is cheap bookkeeping over that list, never a walk over the whole tree:
+
+1. name each match (`@name` relative, `@path` as written, Go `@receiver`, C `@declarator`,
+   JS object-literal owners);
+2. widen each node to what belongs with it: wrappers (`export`, decorators, `template<>`,
+   the `const` around a declarator) and the doc comments, decorators and attributes right
+   above it (no blank line between);
+3. nest the definitions by byte range (a stack over the sorted list, no recursion) to build
+   `Class.method` / `outer.inner` names, and decide method vs function;
+4. merge adjacent definitions that share a symbol (getter/setter pairs, `@property` and its
+   setter, TypeScript overload signatures and their implementation) into one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from tree_sitter import Node, QueryCursor
+
+from codeqa_lsp.chunking.languages import Grammar
+
+# Parents that wrap a definition without adding meaning of their own: the chunk starts at
+# the wrapper so `export`, decorators and `template <...>` stay with the code.
+_WRAPPERS = frozenset({
+    "decorated_definition", "export_statement", "template_declaration", "ambient_declaration",
+    "lexical_declaration", "variable_declaration",
+})
+# Preceding siblings that document or annotate a definition.
+_ATTACHED = frozenset({"decorator", "attribute_item", "attribute", "annotation", "marker_annotation"})
+_DECLARATOR_LEAVES = frozenset({
+    "identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name",
+    "type_identifier", "template_function", "operator_cast",
+})
+_GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
+_SPACE = re.compile(r"\s+")
+_SEPARATORS = b" \t\r\n;,"
+_NOT_IDENT = re.compile(r"[^0-9A-Za-z_$]")
+
+
+@dataclass(slots=True, eq=False)
+class Definition:
+    """A definition found in the tree, with the byte/row span of its chunk."""
+
+    node: Node  # the captured node
+    kind: str  # function | method | class | impl | namespace
+    name: str
+    absolute: bool  # the name is already qualified (`@path`, Go receivers)
+    start_byte: int = 0  # widened: wrappers, doc comments, decorators
+    start_row: int = 0
+    end_byte: int = 0
+    end_row: int = 0
+    doc_nodes: list[Node] = field(default_factory=list)
+    parent: Definition | None = None
+    children: list[Definition] = field(default_factory=list)
+    symbol: str = ""
+    members: list[Node] = field(default_factory=list)  # nodes merged into this one
+
+    @property
+    def is_chunk(self) -> bool:
+        return self.kind in ("function", "method", "class")
+
+
+def find_definitions(gram: Grammar, root: Node, data: bytes, path: str) -> list[Definition]:
+    """All chunk-producing definitions (and containers), sorted by start, named and nested."""
+    defs: list[Definition] = []
+    seen: set[int] = set()
+    for _, captures in QueryCursor(gram.query).matches(root):
+        found = _from_match(captures, data, path)
+        if found is None or found.node.id in seen:
+            continue
+        seen.add(found.node.id)
+        _widen(found)
+        defs.append(found)
+    defs.sort(key=lambda d: (d.start_byte, -d.end_byte))
+    _nest(defs)
+    return _merge_same_symbol(defs, data)
+
+
+def _text(node: Node) -> str:
+    raw = node.text
+    return raw.decode("utf-8", "replace") if raw is not None else ""
+
+
+def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Definition | None:
+    kind = node = None
+    for key, nodes in captures.items():
+        if key.startswith("definition."):
+            kind, node = key.split(".", 1)[1], nodes[0]
+            break
+    if node is None or kind is None:
+        return None
+    if "path" in captures:
+        name, absolute = _SPACE.sub("", _text(captures["path"][0])), True
+    elif "receiver" in captures:
+        receiver = _type_name(_text(captures["receiver"][0]))
+        name, absolute = f"{receiver}.{_text(captures['name'][0])}", True
+    elif "owner" in captures:
+        name = f"{_SPACE.sub('', _text(captures['owner'][0]))}.{_text(captures['name'][0])}"
+        absolute = True
+    elif "declarator" in captures:
+        name = _declarator_name(captures["declarator"][0])
+        absolute = "." in name
+    elif "name" in captures:
+        name_node = captures["name"][0]
+        name = _clean_name(_text(name_node))
+        absolute = False
+        if kind == "impl":
+            name = _type_name(_text(name_node))
+        elif node.type == "pair" or node.type == "method_definition":
+            owner = _object_owner(node, path)
+            if owner is not None:
+                name, absolute = f"{owner}.{name}", True
+    else:
+        return None
+    if not name:
+        return None
+    return Definition(node=node, kind=kind, name=name, absolute=absolute)
+
+
+def _clean_name(raw: str) -> str:
+    name = raw.strip()
+    if len(name) >= 2 and name[0] in "'\"`" and name[-1] == name[0]:
+        name = name[1:-1]  # `{'content-type': function () {}}`
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]  # computed keys: `[Symbol.observable]() {}`
+    return _SPACE.sub("", name).replace("::", ".")
+
+
+def _type_name(raw: str) -> str:
+    """`*Server[T]` → `Server`; `Vec<T>` → `Vec`; `crate::io::Reader` → `Reader`."""
+    text = _SPACE.sub("", raw)
+    previous = None
+    while previous != text:
+        previous, text = text, _GENERIC_ARGS.sub("", text)
+    text = text.lstrip("*&").removeprefix("mut").removeprefix("dyn")
+    return text.replace("::", ".").rsplit(".", 1)[-1] or raw.strip()
+
+
+def _declarator_name(node: Node) -> str:
+    """Descend a C/C++ declarator (`*A::g(int)`) to its name, `::` written as `.`."""
+    current: Node | None = node
+    for _ in range(16):  # declarators nest a handful of levels at most
+        if current is None:
+            break
+        if current.type in _DECLARATOR_LEAVES:
+            return _clean_name(_GENERIC_ARGS.sub("", _text(current)))
+        current = current.child_by_field_name("declarator") or (
+            current.named_children[0] if current.named_child_count else None
+        )
+    return ""
+
+
+def _object_owner(member: Node, path: str) -> str | None:
+    """The name of the object literal a member belongs to, or None (a class member).
+
+    `module.exports = {...}` / `exports = {...}` take the file's conventional object name
+    (its stem: `response.js` → `response`); nested literals chain their keys.
+    """
+    obj = member.parent
+    if obj is None or obj.type != "object":
+        return None
+    holder = obj.parent
+    if holder is None:
+        return None
+    if holder.type == "variable_declarator":
+        name_node = holder.child_by_field_name("name")
+        return _text(name_node) if name_node is not None else None
+    if holder.type == "assignment_expression":
+        left = holder.child_by_field_name("left")
+        if left is None:
+            return None
+        lhs = _SPACE.sub("", _text(left))
+        if lhs in ("module.exports", "exports"):
+            stem = PurePosixPath(path).stem
+            return _NOT_IDENT.sub("_", stem) or "module"
+        return lhs
+    if holder.type == "pair":
+        key = holder.child_by_field_name("key")
+        outer = _object_owner(holder, path)
+        if key is None:
+            return outer
+        return f"{outer}.{_clean_name(_text(key))}" if outer else _clean_name(_text(key))
+    return None
+
+
+def _widen(definition: Definition) -> None:
+    """Grow the span to the wrappers around the node and the comments/decorators above it."""
+    outer = definition.node
+    parent = outer.parent
+    while parent is not None and parent.type in _WRAPPERS:
+        if parent.type in ("lexical_declaration", "variable_declaration") and (
+            parent.named_child_count != 1
+        ):
+            break
+        outer, parent = parent, parent.parent
+    start_node = outer
+    docs: list[Node] = []
+    sibling = outer.prev_sibling
+    while (
+        sibling is not None
+        and ("comment" in sibling.type or sibling.type in _ATTACHED)
+        and sibling.end_point[0] >= start_node.start_point[0] - _max_gap(sibling, start_node)
+        and not _is_trailing(sibling)
+    ):
+        docs.append(sibling)
+        start_node = sibling
+        sibling = sibling.prev_sibling
+    docs.reverse()
+    definition.doc_nodes = docs
+    definition.start_byte, definition.start_row = start_node.start_byte, start_node.start_point[0]
+    definition.end_byte = outer.end_byte
+    end_row, end_col = outer.end_point
+    definition.end_row = end_row - 1 if end_col == 0 and end_row > definition.start_row else end_row
+
+
+def _max_gap(sibling: Node, below: Node) -> int:
+    """Rows allowed between an attached node and what follows: a doc block comment
+    (`/** ... */`, as in JSDoc and Javadoc) may be followed by one blank line; anything else
+    must touch."""
+    if below.type == sibling.type or not sibling.type.endswith("comment"):
+        return 1
+    text = sibling.text or b""
+    return 2 if text.startswith(b"/**") else 1
+
+
+def _is_trailing(comment: Node) -> bool:
+    """A comment that ends a line of code belongs to that code, not to what follows."""
+    before = comment.prev_sibling
+    return before is not None and before.end_point[0] == comment.start_point[0]
+
+
+def _nest(defs: list[Definition]) -> None:
+    """Attach parents by containment and compute symbols and kinds (no recursion)."""
+    stack: list[Definition] = []
+    for definition in defs:
+        node = definition.node
+        while stack and not (
+            stack[-1].node.start_byte <= node.start_byte and node.end_byte <= stack[-1].node.end_byte
+        ):
+            stack.pop()
+        parent = stack[-1] if stack else None
+        definition.parent = parent
+        if parent is not None:
+            parent.children.append(definition)
+        name = definition.name
+        if name.startswith("this.") and parent is not None:
+            definition.symbol = f"{_class_scope(parent)}.{name[5:]}"
+        elif definition.absolute or parent is None:
+            definition.symbol = name
+        else:
+            definition.symbol = f"{parent.symbol}.{name}"
+        if definition.kind == "function" and (
+            (parent is not None and parent.kind in ("class", "impl"))
+            or (definition.absolute and "." in name and not name.startswith(("exports.", "module.")))
+        ):
+            definition.kind = "method"
+        stack.append(definition)
+
+
+def _class_scope(definition: Definition) -> str:
+    """For `this.x = ...`: the class (or constructor function) that `this` refers to."""
+    current: Definition | None = definition
+    while current is not None:
+        if current.kind == "class":
+            return current.symbol
+        current = current.parent
+    return definition.symbol
+
+
+def _merge_same_symbol(defs: list[Definition], data: bytes) -> list[Definition]:
+    """Fold a definition into the previous sibling when they share a symbol and nothing but
+    whitespace or separators lies between: one chunk for `get x`/`set x`, `@property` and
+    its setter, TypeScript overload signatures and their implementation."""
+    merged: list[Definition] = []
+    last_by_parent: dict[int, Definition] = {}
+    for definition in defs:
+        key = id(definition.parent)
+        previous = last_by_parent.get(key)
+        if (
+            previous is not None
+            and previous.symbol == definition.symbol
+            and previous.kind in ("function", "method")
+            and definition.kind == previous.kind
+            and previous.end_byte <= definition.start_byte
+            and not data[previous.end_byte : definition.start_byte].strip(_SEPARATORS)
+        ):
+            previous.end_byte = definition.end_byte
+            previous.end_row = max(previous.end_row, definition.end_row)
+            previous.members.append(definition.node)
+            for child in definition.children:
+                child.parent = previous
+                previous.children.append(child)
+            if definition.parent is not None:
+                definition.parent.children.remove(definition)
+            continue
+        last_by_parent[key] = definition
+        merged.append(definition)
+    return merged

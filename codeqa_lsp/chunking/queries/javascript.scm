@@ -1,0 +1,47 @@
+; JavaScript (also the base of typescript.scm).
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(class_declaration name: (_) @name) @definition.class
+(method_definition name: (_) @name) @definition.function
+
+; `app.handle = function handle() {}`, `exports.x = () => {}`: the left-hand side as written.
+(expression_statement
+  (assignment_expression
+    left: (member_expression) @path
+    right: [(function_expression) (arrow_function) (generator_function)])) @definition.function
+(expression_statement
+  (assignment_expression
+    left: (member_expression) @path
+    right: (class))) @definition.class
+; `res.set = res.header = function header() {}`: the outermost name.
+(expression_statement
+  (assignment_expression
+    left: (member_expression) @path
+    right: (assignment_expression
+      right: [(function_expression) (arrow_function) (generator_function)]))) @definition.function
+
+; `const foo = () => {}`, `var proto = module.exports = function () {}`.
+(variable_declarator
+  name: (identifier) @name
+  value: [(function_expression) (arrow_function) (generator_function)]) @definition.function
+(variable_declarator
+  name: (identifier) @name
+  value: (assignment_expression
+    right: [(function_expression) (arrow_function) (generator_function)])) @definition.function
+(variable_declarator name: (identifier) @name value: (class)) @definition.class
+
+; Object-literal members: `{ send: function () {}, get header() {} }` (owner resolved in Python).
+(pair
+  key: [(property_identifier) (string) (computed_property_name)] @name
+  value: [(function_expression) (arrow_function) (generator_function)]) @definition.function
+
+; `defineGetter(req, 'ip', function ip() {})` → `req.ip`.
+(expression_statement
+  (call_expression
+    arguments: (arguments
+      .
+      [(identifier) (member_expression)] @owner
+      .
+      (string (string_fragment) @name)
+      .
+      [(function_expression) (arrow_function)]))) @definition.function

@@ -1,0 +1,13 @@
+; inherits: javascript
+; TypeScript and TSX: the JavaScript patterns plus these.
+(abstract_class_declaration name: (_) @name) @definition.class
+(interface_declaration name: (_) @name) @definition.class
+(enum_declaration name: (_) @name) @definition.class
+(internal_module name: (_) @name) @definition.namespace
+(function_signature name: (identifier) @name) @definition.function
+; Overload signatures in a class body merge with their implementation (same symbol).
+(class_body (method_signature name: (_) @name) @definition.function)
+; Class fields holding functions: `produce = (x) => {}` → `Class.produce`.
+(public_field_definition
+  name: (_) @name
+  value: [(arrow_function) (function_expression)]) @definition.function

@@ -1,0 +1,176 @@
+"""Cutting a run of lines into budget-sized, overlapping parts at the best boundaries.
+
+Everything that gets split (oversized definitions, module code, class skeletons, docs) is a
+sequence of *elements* (usually lines) with a size in estimated tokens and a *break cost*:
+how bad it is to start a new part at that element. Statement starts found by tree-sitter
+cost 0-5, headings 0-6, other lines are scored by indentation (outer lines are better cut
+points) with a penalty for closers and continuations (`}`, `)`, `else`, `.then(`).
+
+The planner is greedy and linear: each part takes as much as fits the budget, then cuts at
+the cheapest boundary in its second half (latest on ties); the next part starts a little
+earlier, at the cheapest boundary within the overlap allowance (~15% of the budget), so
+consecutive parts share context.
+
+Token estimate: bytes / 4. Code and prose average 3.5-4.5 bytes per BPE token; the budget is
+a soft size target, so a cheap, deterministic, monotone estimate beats an exact tokenizer.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from codeqa_lsp.chunking.model import estimate_tokens
+
+OVERLAP_RATIO = 0.15
+BYTES_PER_TOKEN = 4
+_CLOSER = re.compile(rb"[ \t]*(?:[})\]]|else\b|elif\b|except\b|catch\b|finally\b|end\b|\.|&&|\|\||\?|:)")
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """Byte offsets of every line start in a file, for row ↔ byte conversion."""
+
+    data: bytes
+    starts: list[int]
+
+    @classmethod
+    def of(cls, data: bytes) -> Lines:
+        starts = [0]
+        find = data.find
+        pos = find(b"\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find(b"\n", pos + 1)
+        return cls(data, starts)
+
+    @property
+    def count(self) -> int:
+        """Lines in the file, a final line without newline included (empty file: 1)."""
+        if len(self.starts) > 1 and self.starts[-1] == len(self.data):
+            return len(self.starts) - 1
+        return len(self.starts)
+
+    def row_of(self, byte: int) -> int:
+        return bisect_right(self.starts, byte) - 1
+
+    def row_start(self, row: int) -> int:
+        return self.starts[row] if row < len(self.starts) else len(self.data)
+
+    def row_end(self, row: int) -> int:
+        """End of `row` including its newline."""
+        return self.starts[row + 1] if row + 1 < len(self.starts) else len(self.data)
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """A cuttable unit: bytes [start, end) on rows start_row..end_row."""
+
+    start: int
+    end: int
+    start_row: int
+    end_row: int
+    cost: int
+
+
+def line_cost(line: bytes, previous_blank: bool) -> int:
+    """Break cost of starting a part at this line, from its shape alone."""
+    stripped = line.lstrip(b" \t")
+    if not stripped.strip():
+        return 45
+    indent = len(line) - len(stripped)
+    cost = 10 + min(indent, 30)
+    if _CLOSER.match(stripped):
+        cost += 30
+    if previous_blank:
+        cost -= 6
+    return cost
+
+
+def line_elements(
+    lines: Lines, start: int, end: int, budget: int, structural: dict[int, int] | None = None
+) -> list[Element]:
+    """Elements for bytes [start, end): one per line, lines over the budget cut into windows.
+
+    `structural` maps rows where a statement starts to a cost that overrides the shape cost.
+    """
+    data = lines.data
+    elements: list[Element] = []
+    first_row, last_row = lines.row_of(start), lines.row_of(max(start, end - 1))
+    window = max(64, budget * BYTES_PER_TOKEN)
+    previous_blank = True
+    for row in range(first_row, last_row + 1):
+        line_start = max(start, lines.row_start(row))
+        line_end = min(end, lines.row_end(row))
+        if line_end <= line_start:
+            continue
+        line = data[line_start:line_end]
+        cost = structural.get(row) if structural else None
+        if cost is None:
+            cost = line_cost(line, previous_blank)
+        previous_blank = not line.strip()
+        if line_end - line_start <= window:
+            elements.append(Element(line_start, line_end, row, row, cost))
+            continue
+        # A line longer than the whole budget (minified code): cut inside it, preferring a
+        # space or punctuation, never inside a UTF-8 sequence.
+        pos = line_start
+        while pos < line_end:
+            cut = min(line_end, pos + window)
+            if cut < line_end:
+                cut = _soft_cut(data, pos, cut)
+            elements.append(Element(pos, cut, row, row, cost if pos == line_start else 90))
+            pos = cut
+    return elements
+
+
+def _soft_cut(data: bytes, lo: int, hi: int) -> int:
+    floor = lo + (hi - lo) * 3 // 4
+    for sep in (b"\n", b" ", b";", b",", b"}"):
+        found = data.rfind(sep, floor, hi)
+        if found != -1:
+            return found + 1
+    cut = hi
+    while cut > lo + 1 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return cut
+
+
+def plan(sizes: list[int], costs: list[int], budget: int, overlap: int) -> list[tuple[int, int]]:
+    """Split elements into parts [i, j) of at most `budget` (unless one element is larger).
+
+    Costs index the element a part would start at. Deterministic and O(n) amortised.
+    """
+    n = len(sizes)
+    cum = [0] * (n + 1)
+    for index, size in enumerate(sizes):
+        cum[index + 1] = cum[index] + size
+    parts: list[tuple[int, int]] = []
+    i = 0
+    while i < n:
+        k_max = max(bisect_right(cum, cum[i] + budget) - 1, i + 1)
+        if k_max >= n:
+            parts.append((i, n))
+            break
+        lo = min(max(bisect_left(cum, cum[i] + budget // 2), i + 1), k_max)
+        cut = min(range(lo, k_max + 1), key=lambda k: (costs[k], -k))
+        parts.append((i, cut))
+        next_start = cut
+        s_lo = max(bisect_left(cum, cum[cut] - overlap), i + 1)
+        if overlap > 0 and s_lo < cut:
+            candidate = min(range(s_lo, cut), key=lambda k: (costs[k], k))
+            if costs[candidate] <= costs[cut]:
+                next_start = candidate
+        i = next_start
+    return parts
+
+
+def split_elements(elements: list[Element], budget: int) -> list[tuple[int, int]]:
+    """Plan parts over elements; returns (first, last_exclusive) element index pairs."""
+    sizes = [max(1, (e.end - e.start) // BYTES_PER_TOKEN) for e in elements]
+    costs = [e.cost for e in elements]
+    return plan(sizes, costs, budget, int(budget * OVERLAP_RATIO))
+
+
+__all__ = ["Element", "Lines", "estimate_tokens", "line_elements", "plan", "split_elements"]

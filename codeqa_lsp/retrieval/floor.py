@@ -1,0 +1,82 @@
+"""Deciding whether the best results are good enough to answer from (`confident`).
+
+Search always returns its best candidates; a question about something the codebase does
+not contain still gets *some* ranking. Answering from it would be a confident-sounding
+hallucination, so the searcher flags such responses and says why.
+
+Two independent pieces of evidence, either of which is enough:
+
+* Dense: the best cosine similarity reaches the embedder's floor. Cosines are not
+  comparable across embedders (MiniLM puts unrelated text near 0.1-0.2, the hashing
+  embedder near 0), so each embedder has its own floor, calibrated on the evaluation sets
+  as the value that separates questions asked of their own corpus from the same questions
+  asked of another corpus (see `bench/quality.py --calibrate` and BENCHMARKS.md).
+  `Settings.min_score` overrides it.
+* Lexical: the top BM25 result contains most of the query's meaningful terms (at least
+  `MIN_TERMS_MATCHED` of them and `MIN_TERM_SHARE` of all). A name the user typed and the
+  code contains is evidence even when the embedder does not understand the question.
+
+A definition found by the exact-symbol fast path is always evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.tokens import query_terms, tokenize
+
+# Calibrated floors by embedder name (see module docstring). Unknown embedders (e.g. an
+# OpenAI-compatible model) fall back to DEFAULT_DENSE_FLOOR, set for OpenAI's models whose
+# unrelated-text cosines sit around 0.1-0.2 like MiniLM's.
+DENSE_FLOORS: dict[str, float] = {"local": 0.30, "hash": 0.20, "openai": 0.30}
+DEFAULT_DENSE_FLOOR = 0.30
+MIN_TERMS_MATCHED = 2
+MIN_TERM_SHARE = 0.6
+
+
+@dataclass(frozen=True)
+class Verdict:
+    confident: bool
+    reason: str  # empty when confident
+
+
+def dense_floor(embedder_name: str, min_score: float | None = None) -> float:
+    if min_score is not None:
+        return min_score
+    return DENSE_FLOORS.get(embedder_name, DEFAULT_DENSE_FLOOR)
+
+
+def lexical_evidence(query: str, chunk: Chunk) -> tuple[int, int]:
+    """(meaningful query terms found in the chunk, meaningful query terms)."""
+    terms = query_terms(query)
+    have = set(tokenize(f"{chunk.path} {chunk.symbol} {chunk.text}"))
+    return sum(1 for t in terms if t in have), len(terms)
+
+
+def judge(
+    query: str,
+    top_bm25: Chunk | None,
+    top_cosine: float | None,
+    floor: float,
+    exact_symbol: bool = False,
+) -> Verdict:
+    """The verdict for one response; `top_cosine` is None when the dense arm did not run."""
+    if exact_symbol:
+        return Verdict(True, "")
+    if top_cosine is not None and top_cosine >= floor:
+        return Verdict(True, "")
+    found, total = (0, 0) if top_bm25 is None else lexical_evidence(query, top_bm25)
+    needed = max(min(MIN_TERMS_MATCHED, total), 1)
+    if total and found >= needed and found / total >= MIN_TERM_SHARE:
+        return Verdict(True, "")
+    parts = []
+    if top_cosine is None:
+        parts.append("no embeddings yet (keyword search only)")
+    else:
+        parts.append(f"best semantic similarity {top_cosine:.2f} is below the floor {floor:.2f}")
+    if top_bm25 is None:
+        parts.append("no keyword match")
+    else:
+        parts.append(f"the best keyword match contains {found} of {total} query terms")
+    return Verdict(False, "no good source: " + "; ".join(parts))

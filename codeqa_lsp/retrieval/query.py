@@ -1,0 +1,82 @@
+"""What a query says about itself: identifiers it names, and whether it is a navigation.
+
+The exact-symbol fast path needs to tell `where is parse_args` (the user wants the
+definition of `parse_args`, first) from `how does the router handle errors` (a question in
+which `handle` happens to be a method name). Only tokens shaped like code identifiers are
+candidates: containing `_` or `.` between word characters, camelCase / PascalCase with an
+inner capital, written as a call `name()`, or quoted in backticks. Plain English words are
+never treated as symbols, however many definitions share their name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from codeqa_lsp.index.tokens import STOPWORDS, tokenize
+
+_BACKTICKED = re.compile(r"`([A-Za-z_$][\w$.]*)(?:\(\))?`")
+_CANDIDATE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?")
+_INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]")
+
+# A navigational query is the identifier plus at most this many other meaningful words
+# ("where is parse_args defined" → 0 others once stopwords go). Longer questions mention
+# identifiers as context; for them a named definition is boosted, not forced first.
+NAVIGATION_MAX_OTHER_TERMS = 2
+
+
+@dataclass(frozen=True)
+class QueryInfo:
+    text: str
+    identifiers: tuple[str, ...]  # as written, dotted chains kept (`Session.send`)
+    other_terms: tuple[str, ...]  # meaningful non-identifier tokens
+
+    @property
+    def is_navigation(self) -> bool:
+        return bool(self.identifiers) and len(self.other_terms) <= NAVIGATION_MAX_OTHER_TERMS
+
+
+def looks_like_identifier(word: str) -> bool:
+    core = word.removesuffix("()")
+    if not core or core.startswith(".") or core.endswith("."):
+        return False
+    if word.endswith("()"):
+        return True
+    if "." in core:
+        # `Session.send`, `app.handle`; but not an abbreviation like `e.g`.
+        parts = core.split(".")
+        return all(parts) and max(len(p) for p in parts) > 2
+    if "_" in core or "$" in core:
+        return len(core.strip("_$")) > 1
+    return bool(_INNER_CAPITAL.search(core))
+
+
+def analyze(query: str) -> QueryInfo:
+    identifiers: dict[str, None] = {}
+    for match in _BACKTICKED.finditer(query):
+        identifiers.setdefault(match.group(1), None)
+    for match in _CANDIDATE.finditer(query):
+        word = match.group().rstrip(".")
+        if looks_like_identifier(word):
+            identifiers.setdefault(word.removesuffix("()"), None)
+    ident_tokens = {t for ident in identifiers for t in tokenize(ident)}
+    other = dict.fromkeys(
+        t for t in tokenize(query) if t not in STOPWORDS and t not in ident_tokens
+    )
+    return QueryInfo(text=query, identifiers=tuple(identifiers), other_terms=tuple(other))
+
+
+def symbol_matches(symbol: str, identifier: str) -> bool:
+    """Does the indexed `symbol` define what `identifier` names?
+
+    `send` names `Session.send`; `Session.send` names `Session.send` and
+    `requests.Session.send`; `Route.dispatch` names `Route.prototype.dispatch` (JavaScript
+    prototype chains). Case matters: identifiers are exact.
+    """
+    if symbol == identifier:
+        return True
+    wanted = identifier.split(".")
+    have = [p for p in symbol.split(".") if p != "prototype"]
+    if len(wanted) == 1:
+        return have[-1] == wanted[0]
+    return have[-len(wanted):] == wanted

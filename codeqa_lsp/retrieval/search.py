@@ -1,0 +1,213 @@
+"""Hybrid search: BM25 and dense arms in parallel, fused, with an exact-symbol fast path.
+
+The pipeline for one query:
+
+1. analyse the query (identifiers it names, navigation or question; `query.py`);
+2. run the BM25 arm and, when any chunk is embedded, the dense arm, in parallel threads
+   (SQLite, the embedder and hnswlib all release the GIL, so the two overlap);
+3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement);
+4. exact-symbol fast path: definitions the query names are put first for a navigation
+   query (`where is parse_args`) and boosted for a question that mentions them;
+5. judge confidence (`floor.py`) and report the share of chunks embedded.
+
+`mode` runs a single arm alone, unfused and without the fast path, so the benchmark can
+compare the arms against the full pipeline through the same code.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.config import Settings
+from codeqa_lsp.retrieval.filters import chunk_passes
+from codeqa_lsp.retrieval.floor import dense_floor, judge
+from codeqa_lsp.retrieval.fusion import DEFAULT_FUSION, FusionConfig, fuse
+from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
+from codeqa_lsp.retrieval.query import QueryInfo, analyze, symbol_matches
+
+if TYPE_CHECKING:
+    from codeqa_lsp.index.indexer import Indexer
+
+SearchMode = Literal["hybrid", "bm25", "dense"]
+MODES: tuple[SearchMode, ...] = ("hybrid", "bm25", "dense")
+
+# How many candidates each arm contributes to fusion. Fusion can only reorder what the
+# arms return; 50 keeps a relevant chunk that one arm ranks low within reach at ~1 ms cost.
+CANDIDATES = 50
+# A named definition in a longer question gains this share of the best fused score: enough
+# to lift it into the top results, not enough to bury what the question is really about.
+SYMBOL_BOOST = 0.5
+
+
+@dataclass
+class _Arms:
+    bm25: list[tuple[Chunk, float]]
+    dense: list[tuple[Chunk, float]] | None  # None: the dense arm did not run
+
+
+class HybridSearcher:
+    """Searches one `Indexer`. Thread-safe: queries may run from several threads at once."""
+
+    def __init__(
+        self, indexer: Indexer, settings: Settings, fusion: FusionConfig = DEFAULT_FUSION
+    ) -> None:
+        self.indexer = indexer
+        self.settings = settings
+        self.fusion = fusion
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def search(
+        self,
+        query: str,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> SearchResponse:
+        top_k = top_k or self.settings.top_k
+        if mode not in MODES:
+            raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
+        query = query.strip()
+        coverage = self.indexer.coverage()
+        if not query:
+            return SearchResponse(query=query, coverage=coverage, reason="empty query")
+        limit = max(CANDIDATES, top_k)
+        arms = self._run_arms(query, limit, filters, mode, coverage)
+        info = analyze(query)
+
+        if mode == "hybrid":
+            ranked, exact_ids = self._hybrid(info, arms, filters)
+        else:
+            chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
+            ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
+
+        hits = _hits(ranked[:top_k], arms, exact_ids)
+        top_cosine = arms.dense[0][1] if arms.dense else None
+        if arms.dense is None or mode == "bm25":
+            top_cosine = None
+        verdict = judge(
+            query,
+            top_bm25=arms.bm25[0][0] if arms.bm25 and mode != "dense" else None,
+            top_cosine=top_cosine,
+            floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
+            exact_symbol=bool(exact_ids),
+        )
+        if not hits:
+            verdict = type(verdict)(False, verdict.reason or "no results")
+        return SearchResponse(
+            query=query, hits=hits, confident=verdict.confident, coverage=coverage,
+            reason=verdict.reason,
+        )
+
+    # -- arms --------------------------------------------------------------------------------
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="codeqa-search")
+            return self._pool
+
+    def _run_arms(
+        self, query: str, limit: int, filters: SearchFilters | None, mode: SearchMode,
+        coverage: float,
+    ) -> _Arms:
+        want_dense = mode != "bm25" and coverage > 0
+        want_bm25 = mode != "dense"
+        dense_future: Future[list[tuple[Chunk, float]]] | None = None
+        if want_dense and want_bm25:
+            dense_future = self._executor().submit(self.indexer.dense, query, limit, filters)
+        bm25 = self.indexer.bm25(query, limit, filters) if want_bm25 else []
+        if dense_future is not None:
+            dense: list[tuple[Chunk, float]] | None = dense_future.result()
+        elif want_dense:
+            dense = self.indexer.dense(query, limit, filters)
+        else:
+            dense = None
+        return _Arms(bm25=_passing(bm25, filters), dense=None if dense is None else _passing(dense, filters))
+
+    # -- fusion and the fast path --------------------------------------------------------------
+    def _hybrid(
+        self, info: QueryInfo, arms: _Arms, filters: SearchFilters | None
+    ) -> tuple[list[tuple[Chunk, float]], set[str]]:
+        chunks = {c.id: c for c, _ in arms.bm25}
+        chunks.update({c.id: c for c, _ in arms.dense or []})
+        fused = fuse(
+            {
+                "bm25": [(c.id, s) for c, s in arms.bm25],
+                "dense": [(c.id, s) for c, s in arms.dense or []],
+            },
+            self.fusion,
+        )
+        named = self._named_definitions(info, filters)
+        if not named:
+            return [(chunks[i], s) for i, s in fused], set()
+        for chunk in named:
+            chunks.setdefault(chunk.id, chunk)
+        named_ids = [c.id for c in named]
+        best = fused[0][1] if fused else 1.0
+        if info.is_navigation:
+            # Named definitions first, in fused order when the arms found them too.
+            position = {doc: i for i, (doc, _) in enumerate(fused)}
+            named_ids.sort(key=lambda doc: position.get(doc, len(position)))
+            top = best + 1.0
+            head = [(doc, top - i * 1e-6) for i, doc in enumerate(named_ids)]
+            rest = [(doc, s) for doc, s in fused if doc not in set(named_ids)]
+            order = head + rest
+        else:
+            scores = dict(fused)
+            for doc in named_ids:
+                scores[doc] = scores.get(doc, 0.0) + SYMBOL_BOOST * abs(best)
+            order = sorted(scores.items(), key=lambda item: -item[1])
+        return [(chunks[doc], score) for doc, score in order], set(named_ids)
+
+    def _named_definitions(self, info: QueryInfo, filters: SearchFilters | None) -> list[Chunk]:
+        """Indexed definitions the query names, at most a handful (a common name such as
+        `get` defined fifty times is no fast path)."""
+        found: dict[str, Chunk] = {}
+        for ident in info.identifiers:
+            name = ident.rsplit(".", 1)[-1]
+            matches = [
+                c for c in self.indexer.definitions(name)
+                if symbol_matches(c.symbol, ident) and chunk_passes(c, filters) and c.part == 0
+            ]
+            if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
+                for chunk in matches:
+                    found.setdefault(chunk.id, chunk)
+        return list(found.values())
+
+    def close(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
+                self._pool = None
+
+
+MAX_NAMED_DEFINITIONS = 5
+
+
+def _passing(
+    ranked: Sequence[tuple[Chunk, float]], filters: SearchFilters | None
+) -> list[tuple[Chunk, float]]:
+    return [(c, s) for c, s in ranked if chunk_passes(c, filters)]
+
+
+def _hits(
+    ranked: Sequence[tuple[Chunk, float]], arms: _Arms, exact_ids: set[str]
+) -> list[SearchHit]:
+    bm25 = {c.id: (rank, s) for rank, (c, s) in enumerate(arms.bm25, 1)}
+    dense = {c.id: (rank, s) for rank, (c, s) in enumerate(arms.dense or [], 1)}
+    hits = []
+    for chunk, score in ranked:
+        b_rank, b_score = bm25.get(chunk.id, (None, None))
+        d_rank, d_score = dense.get(chunk.id, (None, None))
+        hits.append(
+            SearchHit(
+                chunk=chunk, score=float(score), bm25_rank=b_rank, bm25_score=b_score,
+                dense_rank=d_rank, dense_score=d_score, exact_symbol=chunk.id in exact_ids,
+            )
+        )
+    return hits

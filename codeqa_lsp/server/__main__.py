@@ -1,0 +1,105 @@
+"""`codeqa-lsp`: start the language server (stdio by default, or `--tcp HOST:PORT`).
+
+stdout belongs to the protocol, so logs go to stderr (editors show it in their LSP log) or
+to `--log-file`. Every log record passes through a redaction filter: initialize params and
+configuration responses carry API keys, and pygls logs those messages at debug level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+from collections.abc import Sequence
+
+from codeqa_lsp import __version__
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+_SECRET_PATTERNS = (
+    # "apiKey": "...", 'api_key': '...', apiKey=...
+    re.compile(r"""(?i)(["']?api[_-]?key["']?\s*[:=]\s*)(["']?)[^"',\s})]+\2"""),
+    # provider-shaped keys wherever they appear
+    re.compile(r"\b(sk-(?:ant-)?[A-Za-z0-9_\-]{16,})"),
+    re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,})"),
+    re.compile(r"\b(AKIA[0-9A-Z]{16})\b"),
+)
+
+
+def redact(text: str) -> str:
+    text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)}{m.group(2)}***{m.group(2)}", text)
+    for pattern in _SECRET_PATTERNS[1:]:
+        text = pattern.sub("***", text)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """Replaces anything key-shaped in a record before any handler writes it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        cleaned = redact(message)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        record.msg, record.args = cleaned, None
+        return True
+
+
+def configure_logging(level_name: str, log_file: str | None) -> None:
+    level = getattr(logging, level_name.upper())
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # pygls logs every message it sends at INFO; keep that for --log-level debug only.
+    logging.getLogger("pygls").setLevel(level if level <= logging.DEBUG else max(level, logging.WARNING))
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codeqa-lsp", description="Language server: ask questions about your codebase."
+    )
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (default)")
+    transport.add_argument("--tcp", type=_host_port, metavar="HOST:PORT", help="listen on a TCP port")
+    parser.add_argument("--log-file", help="write logs here instead of stderr")
+    parser.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"], type=str.lower
+    )
+    parser.add_argument("--version", action="version", version=f"codeqa-lsp {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log_level, args.log_file)
+    from codeqa_lsp.server.app import build_server
+
+    server = build_server()
+    if args.tcp:
+        host, port = args.tcp
+        server.start_tcp(host, port)
+    else:
+        server.start_io()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

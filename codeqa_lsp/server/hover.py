@@ -1,0 +1,161 @@
+"""`textDocument/hover`: where the identifier under the cursor is defined, from the index.
+
+Hover is the one feature users trigger constantly, so it only does cheap reads: the
+identifier is looked up by name in the index (`Workspace.definitions`, an SQLite query) and
+the cached explanation is read if one exists. It never waits on a model; with
+`hoverExplanations` on, a missing explanation is generated in the background so the next
+hover shows it. It runs in the server's small read pool, never behind a full index.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.server.convert import file_uri, line_link, link_citations
+from codeqa_lsp.server.documents import document_text
+
+if TYPE_CHECKING:
+    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.server.app import CodeQAServer
+
+logger = logging.getLogger(__name__)
+
+MAX_DEFINITIONS = 3
+MAX_DOC_CHARS = 1200
+_BEFORE = re.compile(r"[A-Za-z_0-9.]*$")
+_AFTER = re.compile(r"^[A-Za-z_0-9]*")
+
+_explaining: set[tuple[str, str]] = set()
+_explaining_lock = threading.Lock()
+
+
+def identifier_at(line: str, column: int) -> tuple[str, str | None] | None:
+    """(name, qualifier) of the dotted identifier at `column`: `cfg.load|` → (load, cfg)."""
+    if column > len(line):
+        return None
+    before = _BEFORE.search(line[:column])
+    after = _AFTER.match(line[column:])
+    dotted = (before.group() if before else "") + (after.group() if after else "")
+    parts = [p for p in dotted.split(".") if p]
+    if not parts or parts[-1][0].isdigit():
+        return None
+    return parts[-1], parts[-2] if len(parts) > 1 else None
+
+
+def rank_definitions(chunks: list[Chunk], name: str, qualifier: str | None, current: str | None) -> list[Chunk]:
+    """Qualified match first (`Class.name`), then the current file, then by path."""
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for chunk in chunks:
+        key = (chunk.path, chunk.symbol)
+        if chunk.name != name or key in seen or chunk.part > 0:
+            continue
+        seen.add(key)
+        unique.append(chunk)
+
+    def order(chunk: Chunk) -> tuple[int, int, str, int]:
+        qualified = qualifier is not None and chunk.symbol.endswith(f"{qualifier}.{name}")
+        return (0 if qualified else 1, 0 if chunk.path == current else 1, chunk.path, chunk.start_line)
+
+    return sorted(unique, key=order)[:MAX_DEFINITIONS]
+
+
+def definition_markdown(root: Path, chunk: Chunk) -> str:
+    signature = chunk.signature.strip() or next(
+        (line.strip() for line in chunk.text.splitlines() if line.strip()), chunk.symbol
+    )
+    uri = file_uri(root / chunk.path)
+    parts = [
+        f"```{chunk.language}\n{signature}\n```",
+        f"**{chunk.symbol}** ({chunk.kind}) defined in "
+        f"[{chunk.path}:{chunk.start_line}]({line_link(uri, chunk.start_line)})",
+    ]
+    doc = chunk.doc.strip()
+    if doc:
+        parts.append(doc if len(doc) <= MAX_DOC_CHARS else doc[: MAX_DOC_CHARS - 1] + "…")
+    return "\n\n".join(parts)
+
+
+def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types.Hover | None:
+    """(read pool) The hover for `position`, or None when there is nothing to show."""
+    found = ls.folders.folder_for_uri(uri)
+    ready = ls.folders.ready()
+    if found is not None and found[0].workspace is not None:
+        folder, path = found
+        root, workspace, current = folder.root, folder.workspace, folder.relpath(path)
+    elif ready:
+        root, workspace, current = ready[0][0].root, ready[0][1], None
+    else:
+        return None
+    text = document_text(ls, uri)
+    if not text:
+        return None
+    lines = text.splitlines(keepends=True)
+    if position.line >= len(lines):
+        return None
+    server_pos = ls.workspace.position_codec.position_from_client_units(lines, position)
+    ident = identifier_at(lines[server_pos.line].rstrip("\r\n"), server_pos.character)
+    if ident is None:
+        return None
+    name, qualifier = ident
+    definitions = rank_definitions(workspace.definitions(name), name, qualifier, current)
+    if not definitions:
+        return None
+    sections = [definition_markdown(root, chunk) for chunk in definitions]
+    explanation = _explanation(ls, root, workspace, definitions[0])
+    if explanation:
+        sections.insert(1, explanation)
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(sections))
+    )
+
+
+def _explanation(ls: CodeQAServer, root: Path, workspace: Workspace, chunk: Chunk) -> str | None:
+    try:
+        cached = workspace.cached_explanation(chunk.path, chunk.start_line)
+    except Exception:
+        logger.exception("reading the cached explanation of %s failed", chunk.symbol)
+        return None
+    if cached is not None:
+        return "**Explanation**\n\n" + link_citations(cached.text, root, cached.citations)
+    if ls.settings.hover_explanations:
+        _explain_in_background(ls, workspace, chunk)
+    return None
+
+
+def _explain_in_background(ls: CodeQAServer, workspace: Workspace, chunk: Chunk) -> None:
+    key = (str(workspace.root), chunk.id)
+    with _explaining_lock:
+        if key in _explaining:
+            return
+        _explaining.add(key)
+
+    def run() -> None:
+        try:
+            workspace.explain(chunk.path, chunk.start_line)
+        except Exception:
+            logger.exception("background explanation of %s failed", chunk.symbol)
+        finally:
+            with _explaining_lock:
+                _explaining.discard(key)
+
+    try:
+        ls.work_pool.submit(run)
+    except RuntimeError:  # shutting down
+        with _explaining_lock:
+            _explaining.discard(key)
+
+
+async def hover(ls: CodeQAServer, params: types.HoverParams) -> types.Hover | None:
+    return await ls.run_read(compute_hover, ls, params.text_document.uri, params.position)
+
+
+def register(server: CodeQAServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_HOVER)(hover)

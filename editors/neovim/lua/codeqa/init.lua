@@ -1,0 +1,286 @@
+-- codeqa.nvim: ask questions about your codebase; answers cite the exact lines.
+--
+-- Public API: setup(), ask(), explain(), search(), reindex(), server_status(), status().
+-- The commands (:CodeQAAsk, ...) are thin wrappers created by setup().
+local config = require('codeqa.config')
+local lsp = require('codeqa.lsp')
+local render = require('codeqa.render')
+local ui = require('codeqa.ui')
+
+local api = vim.api
+local levels = vim.log.levels
+local M = {}
+
+local notify = lsp.notify
+local request_counter = 0
+
+local function new_request_id()
+  request_counter = request_counter + 1
+  return string.format('nvim-%d-%d', vim.fn.getpid(), request_counter)
+end
+
+local function trim(text)
+  return (text or ''):gsub('^%s+', ''):gsub('%s+$', '')
+end
+
+--- Commands run from inside the answer float act on the code window it was opened from.
+local function code_buffer()
+  local view = ui.current
+  if view and api.nvim_get_current_win() == view.win then
+    ui.close(view, true)
+  end
+  return api.nvim_get_current_buf()
+end
+
+local function root_of(client)
+  return client.config and client.config.root_dir or nil
+end
+
+--- Show a finished AnswerResult: the float (reusing `view` when given) and the quickfix list.
+local function show_answer(result, client, title, view)
+  if type(result) ~= 'table' then
+    notify('the server returned no answer', levels.ERROR)
+    return
+  end
+  local root = root_of(client)
+  if not (view and ui.is_open(view)) then
+    view = ui.open(title, root)
+  end
+  ui.finish(view, result)
+  ui.set_citations_quickfix(result, root, title)
+end
+
+--- Send an answering command (codeqa.ask / codeqa.explain) and stream it into a float.
+local function answer(bufnr, command, build_argument, title)
+  lsp.with_client(bufnr, function(client, err)
+    if not client then
+      notify(err, levels.ERROR)
+      return
+    end
+    local request_id = new_request_id()
+    local argument = build_argument(client)
+    if not argument then
+      return
+    end
+    argument.requestId = request_id
+    local view = ui.open(title, root_of(client))
+    lsp.listen(request_id, function(text)
+      ui.append(view, text)
+    end)
+    local handle = lsp.execute(client, bufnr, command, argument, function(request_err, result)
+      lsp.listen(request_id, nil)
+      if request_err then
+        ui.fail(view, request_err)
+        notify(request_err, levels.ERROR)
+        return
+      end
+      show_answer(result, client, title, view)
+    end)
+    view.on_close = function()
+      lsp.listen(request_id, nil)
+      lsp.cancel(handle)
+    end
+  end)
+end
+
+--- Ask a question about the project. opts: { path = glob, language = name }.
+function M.ask(question, opts)
+  opts = opts or {}
+  question = type(question) == 'string' and trim(question) or ''
+  if question == '' then
+    notify('the question is empty; usage: :CodeQAAsk how are settings loaded?', levels.WARN)
+    return
+  end
+  local bufnr = code_buffer()
+  answer(bufnr, 'codeqa.ask', function()
+    return { question = question, path = opts.path, language = opts.language }
+  end, question)
+end
+
+--- Explain the function, method or class under the cursor.
+function M.explain()
+  local bufnr = code_buffer()
+  local win = api.nvim_get_current_win()
+  local file = api.nvim_buf_get_name(bufnr)
+  if file == '' or vim.bo[bufnr].buftype ~= '' then
+    notify('put the cursor in a function of a source file to explain it', levels.WARN)
+    return
+  end
+  local cursor = api.nvim_win_get_cursor(win)
+  local title = string.format('Explain %s:%d', vim.fn.fnamemodify(file, ':t'), cursor[1])
+  answer(bufnr, 'codeqa.explain', function(client)
+    local params
+    if api.nvim_win_is_valid(win) and api.nvim_win_get_buf(win) == bufnr then
+      params = vim.lsp.util.make_position_params(win, client.offset_encoding)
+    else
+      params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+        position = { line = cursor[1] - 1, character = cursor[2] } }
+    end
+    return { uri = params.textDocument.uri, position = params.position }
+  end, title)
+end
+
+--- Search the index; hits go to the quickfix list (or the location list with `loclist`).
+--- opts: { loclist = bool, top_k = n, path = glob, language = name, open = bool }.
+function M.search(query, opts)
+  opts = opts or {}
+  query = type(query) == 'string' and trim(query) or ''
+  if query == '' then
+    notify('the search query is empty; usage: :CodeQASearch parse config', levels.WARN)
+    return
+  end
+  local bufnr = code_buffer()
+  local win = api.nvim_get_current_win()
+  lsp.with_client(bufnr, function(client, err)
+    if not client then
+      notify(err, levels.ERROR)
+      return
+    end
+    local argument = { query = query, topK = opts.top_k, path = opts.path, language = opts.language }
+    lsp.execute(client, bufnr, 'codeqa.search', argument, function(request_err, results)
+      if request_err then
+        notify(request_err, levels.ERROR)
+        return
+      end
+      local loclist_win = opts.loclist and (api.nvim_win_is_valid(win) and win or 0) or nil
+      local items = ui.set_search_list(type(results) == 'table' and results or {}, root_of(client), query, loclist_win)
+      if #items == 0 then
+        notify(string.format('no results for "%s"', query))
+        return
+      end
+      local open = opts.open
+      if open == nil then
+        open = config.options.open_search_results
+      end
+      if open then
+        if loclist_win then
+          api.nvim_set_current_win(loclist_win)
+          vim.cmd('lopen')
+        else
+          vim.cmd('copen')
+        end
+      end
+    end)
+  end)
+end
+
+--- Re-index every folder of the project (`force`: drop the index and rebuild it).
+function M.reindex(force)
+  local bufnr = code_buffer()
+  lsp.with_client(bufnr, function(client, err)
+    if not client then
+      notify(err, levels.ERROR)
+      return
+    end
+    lsp.execute(client, bufnr, 'codeqa.reindex', { force = force and true or false }, function(request_err)
+      if request_err then
+        notify(request_err, levels.ERROR)
+      else
+        notify(force and 'rebuilding the index…' or 're-indexing…')
+      end
+    end)
+  end)
+end
+
+--- Fetch codeqa.status; `callback(status)` (nil after an error, which is reported).
+function M.server_status(callback)
+  local bufnr = code_buffer()
+  lsp.with_client(bufnr, function(client, err)
+    if not client then
+      notify(err, levels.ERROR)
+      return callback and callback(nil)
+    end
+    lsp.execute(client, bufnr, 'codeqa.status', nil, function(request_err, status)
+      if request_err or type(status) ~= 'table' then
+        notify(request_err or 'the server returned no status', levels.ERROR)
+        return callback and callback(nil)
+      end
+      if callback then
+        callback(status)
+      else
+        api.nvim_echo({ { render.status_message(status) } }, true, {})
+      end
+    end)
+  end)
+end
+
+--- Statusline component: indexing progress of the current buffer's project ('' when none).
+function M.status(bufnr)
+  local ok, state = pcall(lsp.state_for, bufnr or api.nvim_get_current_buf())
+  return ok and render.statusline(state) or ''
+end
+
+-- Setup --------------------------------------------------------------------------------------
+
+local function guarded(fn)
+  return function(...)
+    local ok, err = pcall(fn, ...)
+    if not ok then
+      notify('internal error: ' .. tostring(err), levels.ERROR)
+    end
+  end
+end
+
+local function create_commands()
+  local command = api.nvim_create_user_command
+  command('CodeQAAsk', guarded(function(args)
+    if trim(args.args) ~= '' then
+      return M.ask(args.args)
+    end
+    vim.ui.input({ prompt = 'Ask CodeQA: ' }, function(question)
+      if question and trim(question) ~= '' then
+        M.ask(question)
+      end
+    end)
+  end), { nargs = '*', desc = 'Ask a question about this codebase' })
+  command('CodeQASearch', guarded(function(args)
+    M.search(args.args, { loclist = args.bang })
+  end), { nargs = '*', bang = true, desc = 'Search the codebase (quickfix; ! = location list)' })
+  command('CodeQAExplain', guarded(function()
+    M.explain()
+  end), { nargs = 0, desc = 'Explain the function under the cursor' })
+  command('CodeQAReindex', guarded(function(args)
+    M.reindex(args.bang)
+  end), { nargs = 0, bang = true, desc = 'Re-index the project (! = rebuild from scratch)' })
+  command('CodeQAStatus', guarded(function()
+    M.server_status()
+  end), { nargs = 0, desc = 'Show index and provider status' })
+end
+
+local function autostart(bufnr)
+  if config.options.autostart and vim.tbl_contains(config.options.filetypes, vim.bo[bufnr].filetype) then
+    lsp.attach(bufnr)
+  end
+end
+
+--- Configure the plugin (see README). Returns true when every option was valid.
+function M.setup(opts)
+  local options, problems = config.resolve(opts)
+  config.options = options
+  if #problems > 0 then
+    notify('setup: ' .. table.concat(problems, '; '), levels.WARN)
+  end
+  create_commands()
+  lsp.on_answer = function(result, client)
+    show_answer(result, client, 'Explanation')
+  end
+  local group = api.nvim_create_augroup('codeqa_autostart', { clear = true })
+  if #options.filetypes > 0 then
+    api.nvim_create_autocmd('FileType', {
+      group = group,
+      pattern = options.filetypes,
+      callback = guarded(function(event)
+        autostart(event.buf)
+      end),
+    })
+  end
+  for _, bufnr in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(bufnr) then
+      autostart(bufnr)
+    end
+  end
+  M.did_setup = true
+  return #problems == 0
+end
+
+return M

@@ -1,0 +1,465 @@
+-- Starting, reusing and talking to codeqa-lsp: one client per project root.
+--
+-- Neovim's LSP API changed across the versions we support (0.7.2 is Debian's): this module is
+-- the only place that knows, so the rest of the plugin calls `M.execute` and never checks
+-- versions itself.
+local config = require('codeqa.config')
+local project = require('codeqa.project')
+
+local M = {}
+
+M.NAME = 'codeqa'
+
+--- root directory -> client id
+M.by_root = {}
+--- client id -> { root, phase = 'starting'|'indexing'|'ready'|'stopped'|'failed', percentage,
+---   message, indexed (count of finished index runs), last_report }
+M.states = {}
+
+local pending = {} -- client id -> callbacks waiting for `initialized`
+local listeners = {} -- requestId -> function(text) receiving codeqa/answerDelta pieces
+local stopping = {} -- client ids we stop on purpose (their exit is not an error)
+local reported_missing = {} -- executables already reported missing (autostart reports once)
+
+local has_0_10 = vim.fn.has('nvim-0.10') == 1
+local has_0_11 = vim.fn.has('nvim-0.11') == 1
+
+--- Called with (result, client) when the server pushes `codeqa/answer` (a code lens ran).
+M.on_answer = nil
+
+local function notify(message, level)
+  vim.notify('CodeQA: ' .. message, level or vim.log.levels.INFO, { title = 'CodeQA' })
+end
+M.notify = notify
+
+-- Client methods became `client:method()` in 0.11 (the dot form warns there).
+function M.request(client, method, params, handler, bufnr)
+  if has_0_11 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+function M.request_sync(client, method, params, timeout_ms, bufnr)
+  if has_0_11 then
+    return client:request_sync(method, params, timeout_ms, bufnr)
+  end
+  return client.request_sync(method, params, timeout_ms, bufnr)
+end
+
+local function is_stopped(client)
+  if has_0_11 then
+    return client:is_stopped()
+  end
+  return client.is_stopped()
+end
+M.is_stopped = is_stopped
+
+function M.stop(client)
+  stopping[client.id] = true
+  if has_0_11 then
+    client:stop()
+  else
+    client.stop()
+  end
+end
+
+local function all_clients()
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ name = M.NAME })
+  end
+  local ours = {}
+  for _, client in pairs(vim.lsp.get_active_clients()) do
+    if client.name == M.NAME then
+      table.insert(ours, client)
+    end
+  end
+  return ours
+end
+M.all_clients = all_clients
+
+--- The live client for `root`, if one is running or starting.
+function M.client_for_root(root)
+  local id = root and M.by_root[root]
+  local client = id and vim.lsp.get_client_by_id(id)
+  if client and not is_stopped(client) then
+    return client
+  end
+  return nil
+end
+
+--- A codeqa client already attached to `bufnr`.
+local function attached_client(bufnr)
+  for _, client in ipairs(all_clients()) do
+    if vim.lsp.buf_is_attached(bufnr, client.id) then
+      return client
+    end
+  end
+  return nil
+end
+
+-- Handlers ----------------------------------------------------------------------------------
+
+local function safe(fn)
+  return function(...)
+    local ok, err = pcall(fn, ...)
+    if not ok then
+      notify('internal error: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
+end
+
+local function redraw_status()
+  pcall(vim.cmd, 'redrawstatus')
+end
+
+local function on_progress(err, result, ctx, handler_config)
+  local state = M.states[ctx.client_id]
+  local value = type(result) == 'table' and result.value or nil
+  if state and type(value) == 'table' then
+    if value.kind == 'begin' then
+      state.phase = 'indexing'
+      state.title = value.title
+      state.percentage = value.percentage
+      state.message = value.message
+      if config.options.notify_progress then
+        notify((value.title or 'Indexing') .. '…')
+      end
+    elseif value.kind == 'report' then
+      state.phase = 'indexing'
+      state.percentage = value.percentage or state.percentage
+      state.message = value.message or state.message
+    elseif value.kind == 'end' then
+      state.phase = 'ready'
+      state.percentage = nil
+      state.message = nil
+      state.indexed = (state.indexed or 0) + 1
+      state.last_report = value.message
+      if config.options.notify_progress then
+        notify(value.message or 'indexing finished')
+      end
+    end
+    redraw_status()
+  end
+  -- Keep Neovim's own progress bookkeeping (LspProgress, statusline plugins) working too.
+  local default = vim.lsp.handlers['$/progress']
+  if default then
+    pcall(default, err, result, ctx, handler_config)
+  end
+end
+
+local function on_answer_delta(_, params)
+  if type(params) ~= 'table' then
+    return
+  end
+  local listener = listeners[params.requestId]
+  if listener and type(params.text) == 'string' then
+    listener(params.text)
+  end
+end
+
+local function on_answer(_, result, ctx)
+  if type(result) ~= 'table' or listeners[result.requestId] then
+    return -- one of our own requests: its response shows it
+  end
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if M.on_answer and client then
+    M.on_answer(result, client)
+  end
+end
+
+M.handlers = {
+  ['$/progress'] = safe(on_progress),
+  ['codeqa/answerDelta'] = safe(on_answer_delta),
+  ['codeqa/answer'] = safe(on_answer),
+}
+
+--- Receive the streamed text of request `request_id` (nil stops listening).
+function M.listen(request_id, fn)
+  listeners[request_id] = fn
+end
+
+-- Buffers -----------------------------------------------------------------------------------
+
+local function refresh_codelens(bufnr, client)
+  if not config.options.codelens or bufnr ~= vim.api.nvim_get_current_buf() then
+    return
+  end
+  if not (client.initialized and vim.lsp.buf_is_attached(bufnr, client.id)) then
+    return
+  end
+  -- 0.7 refreshes the current buffer and ignores the argument; 0.10+ takes { bufnr }.
+  pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+end
+
+local function setup_buffer(bufnr, client)
+  if vim.b[bufnr].codeqa_attached then
+    return
+  end
+  vim.b[bufnr].codeqa_attached = true
+  local key = config.options.hover_keymap
+  if key and not has_0_10 and vim.fn.maparg(key, 'n') == '' then
+    vim.keymap.set('n', key, vim.lsp.buf.hover, { buffer = bufnr, desc = 'Hover (LSP, codeqa)' })
+  end
+  if config.options.codelens then
+    local group = vim.api.nvim_create_augroup('codeqa_codelens_' .. bufnr, { clear = true })
+    vim.api.nvim_create_autocmd({ 'BufEnter', 'BufWritePost' }, {
+      group = group,
+      buffer = bufnr,
+      callback = function()
+        local current = attached_client(bufnr) or client
+        refresh_codelens(bufnr, current)
+      end,
+    })
+  end
+end
+
+-- Starting ----------------------------------------------------------------------------------
+
+function M.executable(cmd)
+  cmd = cmd or config.options.cmd
+  return vim.fn.executable(cmd[1]) == 1
+end
+
+function M.missing_message(cmd)
+  cmd = cmd or config.options.cmd
+  return string.format(
+    "server executable '%s' not found. Install codeqa-lsp (pip install codeqa-lsp) or point "
+      .. "setup({ cmd = { '/path/to/codeqa-lsp' } }) at it; see :checkhealth codeqa",
+    cmd[1]
+  )
+end
+
+local function on_init(client)
+  local state = M.states[client.id]
+  if state and state.phase == 'starting' then
+    state.phase = 'ready'
+  end
+  -- 0.7 sends didOpen for attached buffers only after on_init returns: run the waiting
+  -- requests (and the first code-lens refresh) once that has happened.
+  vim.schedule(function()
+    local waiting = pending[client.id] or {}
+    pending[client.id] = nil
+    for _, callback in ipairs(waiting) do
+      callback(client)
+    end
+    refresh_codelens(vim.api.nvim_get_current_buf(), client)
+    redraw_status()
+  end)
+end
+
+local function on_exit(code, signal, client_id)
+  vim.schedule(function()
+    local state = M.states[client_id]
+    local deliberate = stopping[client_id]
+    stopping[client_id] = nil
+    if state then
+      state.phase = (code == 0 or deliberate) and 'stopped' or 'failed'
+      if M.by_root[state.root] == client_id then
+        M.by_root[state.root] = nil
+      end
+    end
+    local waiting = pending[client_id] or {}
+    pending[client_id] = nil
+    local reason = string.format('codeqa-lsp exited (code %s%s)', tostring(code),
+      signal and signal ~= 0 and (', signal ' .. signal) or '')
+    for _, callback in ipairs(waiting) do
+      callback(nil, reason)
+    end
+    local exiting = vim.v.exiting ~= nil and vim.v.exiting ~= vim.NIL
+    if not deliberate and code ~= 0 and not exiting then
+      notify(reason .. '; its messages are in ' .. vim.lsp.get_log_path(), vim.log.levels.ERROR)
+    end
+    redraw_status()
+  end)
+end
+
+local function client_config(root)
+  local options = config.options
+  local settings = vim.deepcopy(options.settings)
+  local init_options = vim.deepcopy(options.settings)
+  init_options.clientFeatures = { answerNotification = true }
+  return {
+    name = M.NAME,
+    cmd = options.cmd,
+    cmd_env = options.cmd_env,
+    cmd_cwd = root,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
+    init_options = init_options,
+    -- Answers the server's workspace/configuration pull for section `codeqa`.
+    settings = { codeqa = next(settings) and settings or vim.empty_dict() },
+    handlers = M.handlers,
+    on_init = on_init,
+    on_exit = on_exit,
+    flags = { debounce_text_changes = 300 },
+  }
+end
+
+local function wants_attach(bufnr)
+  return project.buffer_file(bufnr) ~= nil
+    and vim.tbl_contains(config.options.filetypes, vim.bo[bufnr].filetype)
+end
+
+--- Start (or reuse) the client for `root`; attach `bufnr` when it is a project file.
+--- @param quiet boolean autostart: report failures itself (a missing executable only once);
+---   otherwise the caller reports the returned error
+--- @return table|nil client, string|nil error
+function M.start(root, bufnr, quiet)
+  local attach = bufnr and wants_attach(bufnr)
+  local client = M.client_for_root(root)
+  if client then
+    if attach and not vim.lsp.buf_is_attached(bufnr, client.id) then
+      vim.lsp.buf_attach_client(bufnr, client.id)
+      setup_buffer(bufnr, client)
+      refresh_codelens(bufnr, client)
+    end
+    return client
+  end
+  local cmd = config.options.cmd
+  if not M.executable(cmd) then
+    local message = M.missing_message(cmd)
+    if quiet and not reported_missing[cmd[1]] then
+      reported_missing[cmd[1]] = true
+      notify(message, vim.log.levels.ERROR)
+    end
+    return nil, message
+  end
+  local client_config_table = client_config(root)
+  local ok, id
+  if vim.lsp.start and attach then
+    ok, id = pcall(vim.lsp.start, client_config_table, { bufnr = bufnr })
+  elseif vim.lsp.start and has_0_11 then
+    ok, id = pcall(vim.lsp.start, client_config_table, { attach = false })
+  else
+    ok, id = pcall(vim.lsp.start_client, client_config_table)
+    if ok and id and attach then
+      vim.lsp.buf_attach_client(bufnr, id)
+    end
+  end
+  if not ok or not id then
+    local message = 'could not start ' .. table.concat(cmd, ' ') .. ': ' .. tostring(id)
+    if quiet then
+      notify(message, vim.log.levels.ERROR)
+    end
+    return nil, message
+  end
+  M.by_root[root] = id
+  if not M.states[id] then
+    M.states[id] = { root = root, phase = 'starting' }
+  end
+  client = vim.lsp.get_client_by_id(id)
+  if attach and client then
+    setup_buffer(bufnr, client)
+  end
+  return client
+end
+
+--- Autostart entry point (FileType autocmd): attach a project file buffer, quietly skip others.
+function M.attach(bufnr)
+  local file = project.buffer_file(bufnr)
+  if not file then
+    return nil
+  end
+  local root = project.find_root(file, config.options.root_markers)
+  if not root then
+    return nil
+  end
+  return M.start(root, bufnr, true)
+end
+
+--- The project root for a buffer: its file's root, else the working directory's.
+function M.root_for(bufnr)
+  local file = project.buffer_file(bufnr)
+  local markers = config.options.root_markers
+  local root = file and project.find_root(file, markers) or project.find_root(vim.fn.getcwd(), markers)
+  if root then
+    return root
+  end
+  return nil, string.format('no project found above %s (looked for %s); open a file inside a project',
+    file and vim.fn.fnamemodify(file, ':~:h') or vim.fn.fnamemodify(vim.fn.getcwd(), ':~'),
+    table.concat(markers, ', '))
+end
+
+--- The client serving `bufnr`, started if needed (explicit commands).
+function M.client_for(bufnr)
+  local client = attached_client(bufnr)
+  if client then
+    return client
+  end
+  local root, err = M.root_for(bufnr)
+  if not root then
+    return nil, err
+  end
+  return M.start(root, bufnr, false)
+end
+
+--- Call `callback(client)` once the client for `bufnr` is initialized, or
+--- `callback(nil, reason)` when there is none.
+function M.with_client(bufnr, callback)
+  local client, err = M.client_for(bufnr)
+  if not client then
+    return callback(nil, err)
+  end
+  if client.initialized then
+    return callback(client)
+  end
+  pending[client.id] = pending[client.id] or {}
+  table.insert(pending[client.id], callback)
+end
+
+local function rpc_error_message(err)
+  if type(err) == 'table' then
+    return tostring(err.message or vim.inspect(err))
+  end
+  return tostring(err)
+end
+
+--- Run a `workspace/executeCommand` on `client`; `callback(err_message, result)`.
+--- @return table handle for M.cancel
+function M.execute(client, bufnr, command, argument, callback)
+  local handle = { client = client }
+  local params = { command = command, arguments = argument ~= nil and { argument } or {} }
+  local ok, request_id = M.request(client, 'workspace/executeCommand', params, function(err, result)
+    handle.done = true
+    if err then
+      callback(rpc_error_message(err), nil)
+    else
+      callback(nil, result)
+    end
+  end, bufnr)
+  if not ok then
+    handle.done = true
+    callback('codeqa-lsp is not running', nil)
+  end
+  handle.id = request_id
+  return handle
+end
+
+--- Stop a running request (the server stops generating on $/cancelRequest).
+function M.cancel(handle)
+  if handle and handle.id and not handle.done and not is_stopped(handle.client) then
+    handle.done = true
+    if has_0_11 then
+      handle.client:cancel_request(handle.id)
+    else
+      handle.client.cancel_request(handle.id)
+    end
+  end
+end
+
+--- Statusline state for `bufnr`'s client (or the only client when the buffer has none).
+function M.state_for(bufnr)
+  local client = attached_client(bufnr)
+  if not client then
+    local root = M.root_for(bufnr)
+    client = root and M.client_for_root(root)
+  end
+  if not client then
+    local clients = all_clients()
+    client = #clients == 1 and clients[1] or nil
+  end
+  return client and M.states[client.id] or nil, client
+end
+
+return M

@@ -1,0 +1,216 @@
+-- The answer window (a float that fills in while the answer streams) and the quickfix list.
+local config = require('codeqa.config')
+local render = require('codeqa.render')
+
+local api = vim.api
+local M = {}
+
+--- The answer window on screen, if any: { buf, win, origin_win, root, title, text,
+--- citations, targets, on_close, done }.
+M.current = nil
+
+local function size(value, total)
+  if value <= 1 then
+    return math.max(1, math.floor(total * value))
+  end
+  return math.min(math.floor(value), total)
+end
+
+local function window_config()
+  local opts = config.options.float
+  local columns, lines = vim.o.columns, vim.o.lines - vim.o.cmdheight - 1
+  local width = math.min(size(opts.width, columns - 4), opts.max_width, columns - 4)
+  local height = math.max(3, size(opts.height, lines - 4))
+  return {
+    relative = 'editor',
+    width = math.max(20, width),
+    height = height,
+    row = math.max(0, math.floor((lines - height) / 2) - 1),
+    col = math.max(0, math.floor((columns - width) / 2)),
+    style = 'minimal',
+    border = opts.border,
+  }
+end
+
+local function set_lines(view, lines)
+  if not api.nvim_buf_is_valid(view.buf) then
+    return
+  end
+  vim.bo[view.buf].modifiable = true
+  api.nvim_buf_set_lines(view.buf, 0, -1, false, lines)
+  vim.bo[view.buf].modifiable = false
+end
+
+local function is_open(view)
+  return view and api.nvim_win_is_valid(view.win)
+end
+M.is_open = is_open
+
+--- Close the answer window. `keep_request`: the request keeps running (its citations still
+--- reach the quickfix list); otherwise `view.on_close` cancels it.
+function M.close(view, keep_request)
+  view = view or M.current
+  if not view then
+    return
+  end
+  if M.current == view then
+    M.current = nil
+  end
+  local on_close = view.on_close
+  view.on_close = nil
+  if on_close and not keep_request then
+    on_close(view)
+  end
+  local focused = api.nvim_get_current_win() == view.win
+  if api.nvim_win_is_valid(view.win) then
+    pcall(api.nvim_win_close, view.win, true)
+  end
+  if focused and view.origin_win and api.nvim_win_is_valid(view.origin_win) then
+    pcall(api.nvim_set_current_win, view.origin_win)
+  end
+end
+
+--- The line text of `file` at `lnum`: from its buffer when loaded (unsaved edits), else disk.
+function M.line_of(file, lnum)
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_name(buf) == file then
+      return api.nvim_buf_get_lines(buf, lnum - 1, lnum, false)[1]
+    end
+  end
+  local ok, lines = pcall(vim.fn.readfile, file, '', lnum)
+  return ok and lines[lnum] or nil
+end
+
+--- Open `file` at the citation's first line in the window the question was asked from.
+function M.jump(citation, root, win)
+  local file = render.citation_file(citation, root)
+  if not file then
+    return
+  end
+  if win and api.nvim_win_is_valid(win) then
+    api.nvim_set_current_win(win)
+  end
+  local first = render.line_span(citation)
+  vim.cmd("normal! m'")
+  local ok, err = pcall(vim.cmd, 'edit ' .. vim.fn.fnameescape(file))
+  if not ok then
+    vim.notify('CodeQA: cannot open ' .. file .. ': ' .. tostring(err):gsub('^Vim%(%a+%):', ''),
+      vim.log.levels.ERROR)
+    return
+  end
+  local last_line = api.nvim_buf_line_count(0)
+  api.nvim_win_set_cursor(0, { math.min(math.max(first, 1), last_line), 0 })
+  vim.cmd('normal! zz')
+end
+
+local function jump_from_float(view)
+  local row, col = unpack(api.nvim_win_get_cursor(view.win))
+  local citation = view.targets and view.targets[row]
+  if not citation then
+    local line = api.nvim_buf_get_lines(view.buf, row - 1, row, false)[1] or ''
+    citation = render.citation_at(line, col, view.citations)
+  end
+  if not citation then
+    vim.notify('CodeQA: no citation on this line', vim.log.levels.INFO)
+    return
+  end
+  local root, origin = view.root, view.origin_win
+  M.close(view)
+  M.jump(citation, root, origin)
+end
+
+--- Open an answer window titled `title` (shown until the first text arrives).
+function M.open(title, root)
+  if M.current then
+    M.close(M.current)
+  end
+  local origin = api.nvim_get_current_win()
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].filetype = 'markdown'
+  local win = api.nvim_open_win(buf, true, window_config())
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.wo[win].cursorline = true
+  local view = { buf = buf, win = win, origin_win = origin, root = root, title = title, text = '' }
+  M.current = view
+  set_lines(view, render.streaming_lines(title, ''))
+  local map = { buffer = buf, nowait = true, silent = true }
+  vim.keymap.set('n', 'q', function() M.close(view) end, map)
+  vim.keymap.set('n', '<CR>', function() jump_from_float(view) end, map)
+  -- A float nobody looks at any more should not linger over the code.
+  api.nvim_create_autocmd('WinLeave', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        if M.current == view then
+          M.close(view, true)
+        end
+      end)
+    end,
+  })
+  return view
+end
+
+--- Append a streamed piece; redraws are coalesced so a fast stream stays cheap.
+function M.append(view, text)
+  if not is_open(view) or view.done then
+    return
+  end
+  view.text = view.text .. text
+  if view.redraw_scheduled then
+    return
+  end
+  view.redraw_scheduled = true
+  vim.defer_fn(function()
+    view.redraw_scheduled = false
+    if is_open(view) and not view.done then
+      set_lines(view, render.streaming_lines(view.title, view.text))
+    end
+  end, 30)
+end
+
+--- Replace the streamed text with the final answer and its sources.
+function M.finish(view, result)
+  if not is_open(view) then
+    return
+  end
+  view.done = true
+  view.on_close = nil
+  view.citations = type(result.citations) == 'table' and result.citations or {}
+  local lines, targets = render.answer_lines(result, view.root)
+  view.targets = targets
+  set_lines(view, lines)
+end
+
+--- Show a failure in the window (the request is over).
+function M.fail(view, message)
+  if not is_open(view) then
+    return
+  end
+  view.done = true
+  view.on_close = nil
+  set_lines(view, { '**CodeQA could not answer.**', '', message })
+end
+
+--- The answer's citations as the quickfix list (not opened: `:copen` shows it).
+function M.set_citations_quickfix(result, root, title)
+  local items = render.citation_items(result.citations or {}, root, M.line_of)
+  vim.fn.setqflist({}, ' ', { title = 'CodeQA: ' .. title, items = items })
+  return items
+end
+
+--- Search hits as the quickfix list, or `win`'s location list.
+function M.set_search_list(results, root, title, loclist_win)
+  local items = render.search_items(results, root)
+  local what = { title = 'CodeQA search: ' .. title, items = items }
+  if loclist_win then
+    vim.fn.setloclist(loclist_win, {}, ' ', what)
+  else
+    vim.fn.setqflist({}, ' ', what)
+  end
+  return items
+end
+
+return M

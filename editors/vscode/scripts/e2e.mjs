@@ -1,0 +1,339 @@
+// End-to-end test in real VS Code: code-server 4.100.3 opened by headless Chromium.
+//
+// Installs the built .vsix into a throw-away code-server profile, opens a copy of the fixture
+// workspace (settings: hash embedder, our server), and lets the extension's test hook
+// (CODEQA_E2E_OUT, src/e2e.ts) drive Search, Explain, the code lens, Ask and a citation click
+// in the answer webview. This script only polls the hook's JSON, takes a screenshot of the
+// answer panel over the Chrome DevTools protocol, asserts on what the hook saw, and cleans up.
+//
+// Usage: node --experimental-websocket scripts/e2e.mjs --code-server BIN --chromium BIN
+//          --vsix FILE --server BIN [--screenshot PNG] [--keep]
+// Prints one "PASS name" / "FAIL name: why" line per check and a last line
+// "E2E_RESULT passed=N failed=M". Exit status 0 only when every check passed.
+
+import { spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const extensionRoot = path.resolve(here, "..");
+const OVERALL_TIMEOUT_MS = 240_000;
+
+const args = parseArgs(process.argv.slice(2));
+const started = Date.now();
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "codeqa-e2e-"));
+const children = [];
+const checks = [];
+
+function parseArgs(argv) {
+  const out = { screenshot: path.join(extensionRoot, "media", "answer-panel.png"), keep: false };
+  for (let i = 0; i < argv.length; i++) {
+    const key = argv[i].replace(/^--/, "");
+    if (key === "keep") out.keep = true;
+    else out[key.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = argv[++i];
+  }
+  for (const required of ["codeServer", "chromium", "vsix", "server"]) {
+    if (!out[required]) throw new Error(`missing --${required}`);
+  }
+  return out;
+}
+
+function log(message) {
+  console.log(`[e2e +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
+}
+
+function check(name, ok, detail = "") {
+  checks.push({ name, ok: Boolean(ok) });
+  console.log(ok ? `PASS ${name}` : `FAIL ${name}${detail ? `: ${detail}` : ""}`);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `command` in its own process group (so cleanup kills its whole tree). */
+function startGroup(name, command, argv, env) {
+  const logFile = fs.openSync(path.join(tmp, `${name}.log`), "a");
+  const child = spawn(command, argv, { env, detached: true, stdio: ["ignore", logFile, logFile] });
+  children.push({ name, child });
+  return child;
+}
+
+function killGroups() {
+  for (const { child } of children) {
+    for (const signal of ["SIGTERM", "SIGKILL"]) {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+async function waitFor(what, condition, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const value = await condition();
+      if (value) return value;
+    } catch {
+      // not ready yet
+    }
+    await sleep(300);
+  }
+  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+}
+
+/** Captures a PNG of the page over the DevTools protocol (Node 20: --experimental-websocket). */
+async function screenshot(debugPort, file) {
+  const targets = await (await fetch(`http://127.0.0.1:${debugPort}/json/list`)).json();
+  const page = targets.find((t) => t.type === "page");
+  if (!page) throw new Error("no page target in Chromium");
+  const socket = new WebSocket(page.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = () => reject(new Error("DevTools websocket failed"));
+  });
+  const data = await new Promise((resolve, reject) => {
+    socket.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      if (message.id !== 1) return;
+      if (message.error) reject(new Error(message.error.message));
+      else resolve(message.result.data);
+    };
+    socket.send(JSON.stringify({ id: 1, method: "Page.captureScreenshot", params: { format: "png" } }));
+  });
+  socket.close();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, Buffer.from(data, "base64"));
+}
+
+function readReport(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function prepareWorkspace() {
+  const workspace = path.join(tmp, "workspace");
+  fs.cpSync(path.join(extensionRoot, "e2e", "fixture"), workspace, { recursive: true });
+  fs.mkdirSync(path.join(workspace, ".vscode"), { recursive: true });
+  fs.writeFileSync(
+    path.join(workspace, ".vscode", "settings.json"),
+    JSON.stringify({ "codeqa.embedder": "hash", "codeqa.server.path": args.server }, null, 2),
+  );
+  const user = path.join(tmp, "user-data", "User");
+  fs.mkdirSync(user, { recursive: true });
+  fs.writeFileSync(
+    path.join(user, "settings.json"),
+    JSON.stringify(
+      {
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.welcomePage.walkthroughs.openOnInstall": false,
+        "security.workspace.trust.enabled": false,
+        "extensions.autoUpdate": false,
+        "extensions.autoCheckUpdates": false,
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "editor.minimap.enabled": false,
+        "window.commandCenter": false,
+        "chat.commandCenter.enabled": false,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+      },
+      null,
+      2,
+    ),
+  );
+  return workspace;
+}
+
+/** The assertions: what a user would have seen, checked against the fixture's known code. */
+function assertReport(report, workspace) {
+  const errors = report.errors ?? [];
+  check("hook finished without errors", report.phase === "done" && errors.length === 0, errors.join(" | ").slice(0, 2000));
+
+  const server = report.server ?? {};
+  check("server started (initialize answered)", server.running === true && Boolean(server.serverInfo?.name), JSON.stringify(server));
+
+  const indexing = report.indexing ?? {};
+  const status = indexing.status ?? {};
+  const kinds = (indexing.progress ?? []).map((p) => p.kind);
+  check("indexing progress begin → end seen via $/progress", kinds[0] === "begin" && kinds.includes("end"), JSON.stringify(kinds));
+  check("indexing finished with chunks from all 4 fixture files", status.indexing === false && status.files === 4 && status.chunks >= 8, JSON.stringify(status));
+  check("settings reached the server (embedder hash)", status.embedder === "hash", `embedder=${status.embedder}`);
+  check("status bar shows the chunk count", new RegExp(`CodeQA: ${status.chunks} chunks`).test(indexing.statusBarText ?? ""), indexing.statusBarText);
+
+  const search = report.search ?? {};
+  const top = search.hits?.[0];
+  check("search returned results, best first", (search.hits ?? []).length > 0 && search.hits.every((h, i, a) => i === 0 || a[i - 1].score >= h.score), JSON.stringify(search.hits?.map((h) => [h.symbol, h.score])));
+  check("search ranks slugify first", top?.symbol === "slugify" && top?.path === "util/slug.js", JSON.stringify(top));
+  check(
+    "accepting the QuickPick opens the hit with its range selected",
+    search.opened?.symbol === top?.symbol &&
+      search.editor?.path === top?.path &&
+      search.editor?.selection.start.line === top?.range.start.line &&
+      search.editor?.selection.end.line === top?.range.end.line - 1,
+    JSON.stringify({ opened: search.opened?.range, editor: search.editor?.selection }),
+  );
+
+  const explain = report.explain ?? {};
+  const explainCites = explain.result?.citations ?? [];
+  check("explain answered about charge_card", /charge_card/.test(explain.result?.answer ?? "") && explainCites.some((c) => c.symbol === "charge_card"), JSON.stringify(explain.result)?.slice(0, 600));
+  check("explain rendered in the answer panel", explain.rendered?.phase === "done" && explain.rendered.textLength > 0 && explain.rendered.sources === explainCites.length, JSON.stringify(explain.rendered));
+
+  const lens = report.codeLens ?? {};
+  check("code lenses offer Explain (codeqa.showAnswer)", lens.lenses >= 1 && /Explain/.test(lens.title ?? ""), JSON.stringify({ lenses: lens.lenses, title: lens.title }));
+  check("code lens answer arrived via codeqa/answer in the same panel", lens.rendered?.phase === "done" && (lens.answer?.citations ?? []).length > 0, JSON.stringify({ rendered: lens.rendered, panelTitle: lens.panelTitle }));
+
+  const ask = report.ask ?? {};
+  const askCites = ask.result?.citations ?? [];
+  check("ask answered with citations", (ask.result?.answer ?? "").length > 0 && askCites.length > 0 && !ask.result.error, JSON.stringify(ask.result)?.slice(0, 600));
+  check("ask cites apply_discount in shop/cart.py", askCites.some((c) => c.symbol === "apply_discount" && c.path === "shop/cart.py"), JSON.stringify(askCites.map((c) => [c.symbol, c.path])));
+  check("answer streamed into the panel (codeqa/answerDelta)", ask.deltas >= 1, `deltas=${ask.deltas}`);
+  check(
+    "panel rendered the final answer, citation links and the Sources list",
+    ask.rendered?.phase === "done" && ask.rendered.sources === askCites.length && ask.rendered.citationLinks >= 1 && ask.panelVisible === true,
+    JSON.stringify(ask.rendered),
+  );
+
+  const click = report.citationClick ?? {};
+  const cited = click.citation;
+  const cwd = cited ? path.relative(workspace, fileURLToPath(cited.uri)).split(path.sep).join("/") : undefined;
+  check(
+    "clicking a citation in the webview opens the file with the cited lines selected",
+    Boolean(cited) &&
+      click.editor?.path === cwd &&
+      click.editor.selection.start.line === cited.startLine - 1 &&
+      click.editor.selection.start.character === 0 &&
+      click.editor.selection.end.line === cited.endLine - 1 &&
+      (click.editor.visibleRanges ?? []).some(([a, b]) => a <= cited.startLine - 1 && cited.startLine - 1 <= b),
+    JSON.stringify({ citation: cited && [cited.path, cited.startLine, cited.endLine], editor: click.editor && [click.editor.path, click.editor.selection] }),
+  );
+  const firstCitedLine = cited ? fs.readFileSync(fileURLToPath(cited.uri), "utf8").split("\n")[cited.startLine - 1] : undefined;
+  check("the selection holds the cited code", Boolean(firstCitedLine) && (click.editor?.selectedText ?? "").startsWith(firstCitedLine), JSON.stringify((click.editor?.selectedText ?? "").slice(0, 80)));
+
+  const failure = report.cannotStart ?? {};
+  const note = (failure.notifications ?? []).find((n) => n.kind === "cannot-start");
+  check(
+    "a bad codeqa.server.path gives the cannot-start notification",
+    Boolean(note) && note.message.includes("/nonexistent/codeqa-e2e/codeqa-lsp") && failure.running === false && failure.statusBarPhase === "failed",
+    JSON.stringify(failure),
+  );
+}
+
+async function main() {
+  const workspace = prepareWorkspace();
+  const out = path.join(tmp, "e2e-report.json");
+  const xdg = {
+    XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
+    XDG_DATA_HOME: path.join(tmp, "xdg-data"),
+    XDG_CACHE_HOME: path.join(tmp, "xdg-cache"),
+    XDG_STATE_HOME: path.join(tmp, "xdg-state"),
+  };
+  const env = { ...process.env, ...xdg, HOME: process.env.HOME ?? tmp };
+  const userData = path.join(tmp, "user-data");
+  const extensions = path.join(tmp, "extensions");
+
+  log(`installing ${path.basename(args.vsix)} into code-server`);
+  const install = spawnSync(args.codeServer, ["--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", args.vsix], {
+    env,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  check("the .vsix installs into code-server", install.status === 0 && /successfully installed/i.test(install.stdout + install.stderr), (install.stdout + install.stderr).slice(-800));
+  if (install.status !== 0) return;
+
+  const port = await freePort();
+  const debugPort = await freePort();
+  const scenario = {
+    search: "convert a title into a url slug",
+    ask: "How is a discount code applied to the cart total?",
+    explain: { path: "shop/payments.py", line: 15, character: 8 },
+  };
+  startGroup(
+    "code-server",
+    args.codeServer,
+    ["--user-data-dir", userData, "--extensions-dir", extensions, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", workspace],
+    { ...env, CODEQA_E2E_OUT: out, CODEQA_E2E_SCENARIO: JSON.stringify(scenario) },
+  );
+  await waitFor("code-server /healthz", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000);
+  log(`code-server listening on ${port}`);
+  startGroup(
+    "chromium",
+    args.chromium,
+    ["--no-sandbox", "--disable-gpu", "--headless", `--remote-debugging-port=${debugPort}`, "--window-size=1600,1000", `--user-data-dir=${path.join(tmp, "chromium")}`, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`],
+    env,
+  );
+
+  let report = await waitFor("the extension to activate (hook report)", () => readReport(out), 90_000);
+  log("extension activated; scenario running");
+  report = await waitFor("the answer panel (hook phase 'screenshot')", () => {
+    const r = readReport(out);
+    return r && (r.phase === "screenshot" || r.phase === "done") ? r : undefined;
+  }, 150_000);
+  if (report.phase === "screenshot") {
+    await sleep(1500); // let the webview paint the final render
+    try {
+      await screenshot(debugPort, args.screenshot);
+      log(`screenshot saved to ${args.screenshot}`);
+      check("screenshot of the answer panel taken", fs.statSync(args.screenshot).size > 10_000);
+    } catch (error) {
+      check("screenshot of the answer panel taken", false, String(error));
+    }
+    fs.writeFileSync(out + ".screenshot-done", "");
+  }
+  report = await waitFor("the hook to finish", () => {
+    const r = readReport(out);
+    return r?.phase === "done" ? r : undefined;
+  }, 60_000);
+  fs.copyFileSync(out, path.join(extensionRoot, "out", "e2e-report.json"));
+  log(`hook finished; timings ${JSON.stringify(report.timings)}`);
+  assertReport(report, workspace);
+}
+
+const watchdog = setTimeout(() => {
+  check("e2e finished in time", false, `no result after ${OVERALL_TIMEOUT_MS / 1000} s`);
+  finish(1);
+}, OVERALL_TIMEOUT_MS);
+
+function finish(code) {
+  clearTimeout(watchdog);
+  killGroups();
+  const failed = checks.filter((c) => !c.ok).length;
+  const passed = checks.length - failed;
+  if (failed > 0 || code !== 0) {
+    for (const name of ["code-server", "chromium"]) {
+      const file = path.join(tmp, `${name}.log`);
+      if (fs.existsSync(file)) console.log(`--- last lines of ${name}.log ---\n${fs.readFileSync(file, "utf8").split("\n").slice(-25).join("\n")}`);
+    }
+  }
+  if (!args.keep) fs.rmSync(tmp, { recursive: true, force: true });
+  else console.log(`kept ${tmp}`);
+  console.log(`E2E_RESULT passed=${passed} failed=${failed}`);
+  process.exit(failed > 0 || code !== 0 ? 1 : 0);
+}
+
+fs.mkdirSync(path.join(extensionRoot, "out"), { recursive: true });
+main().then(
+  () => finish(0),
+  (error) => {
+    check("e2e harness", false, error instanceof Error ? error.message : String(error));
+    finish(1);
+  },
+);

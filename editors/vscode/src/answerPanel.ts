@@ -1,0 +1,239 @@
+/**
+ * The answer webview: one reusable panel beside the editor. The host renders the HTML (pure
+ * `answerView`) and the webview script only inserts it and reports clicks back as messages, so
+ * the page runs under a strict CSP: no inline script or style, one nonce'd script file.
+ */
+
+import * as crypto from "node:crypto";
+import * as vscode from "vscode";
+import {
+  applyDelta,
+  applyError,
+  applyResult,
+  renderAnswer,
+  startAnswer,
+  type AnswerState,
+} from "./answerView";
+import { parseFileTarget, rangeForLines, selectionForRange } from "./citations";
+import type { AnswerDelta, AnswerResult, Citation, LspRange } from "./protocol";
+
+/** What the webview reported after inserting a render (the e2e test asserts on it). */
+export interface RenderedReport {
+  /** Which answer the render belonged to (bumped by `begin`), so late reports are ignored. */
+  readonly generation: number;
+  readonly phase: string;
+  readonly citationLinks: number;
+  readonly sources: number;
+  readonly staleSources: number;
+  readonly textLength: number;
+  readonly renders: number;
+}
+
+type FromWebview =
+  | { type: "ready" }
+  | { type: "openCitation"; number: number }
+  | { type: "openUri"; uri: string }
+  | ({ type: "rendered" } & RenderedReport);
+
+const RENDER_INTERVAL_MS = 40;
+
+export class AnswerPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private state: AnswerState = startAnswer("", undefined);
+  private renderTimer: NodeJS.Timeout | undefined;
+  private generation = 0;
+  /** Deltas seen for the current answer (the e2e test checks streaming really happened). */
+  deltasReceived = 0;
+  lastRendered: RenderedReport | undefined;
+  private readonly renderedListeners: Array<(report: RenderedReport) => void> = [];
+
+  constructor(private readonly extensionUri: vscode.Uri) {}
+
+  get current(): AnswerState {
+    return this.state;
+  }
+
+  get visible(): boolean {
+    return this.panel?.visible ?? false;
+  }
+
+  /** Opens (or reuses) the panel for a new answer; `requestId` undefined adopts the first delta's. */
+  begin(title: string, requestId: string | undefined): void {
+    this.state = startAnswer(title, requestId);
+    this.generation += 1;
+    this.deltasReceived = 0;
+    this.lastRendered = undefined;
+    this.ensurePanel();
+    this.panel!.title = `CodeQA: ${truncate(title, 40)}`;
+    this.postRender();
+  }
+
+  delta(delta: AnswerDelta): void {
+    const next = applyDelta(this.state, delta.requestId, delta.text);
+    if (next === this.state) return;
+    this.deltasReceived += 1;
+    this.state = next;
+    this.scheduleRender();
+  }
+
+  result(result: AnswerResult): void {
+    const next = applyResult(this.state, result);
+    if (next === this.state) return;
+    this.state = next;
+    this.postRender();
+  }
+
+  error(message: string): void {
+    this.state = applyError(this.state, message);
+    this.postRender();
+  }
+
+  /** Resolves with the next render report matching `predicate` (used by the e2e hook). */
+  waitForRender(predicate: (report: RenderedReport) => boolean): Promise<RenderedReport> {
+    if (this.lastRendered && predicate(this.lastRendered)) return Promise.resolve(this.lastRendered);
+    return new Promise((resolve) => {
+      const listener = (report: RenderedReport): void => {
+        if (!predicate(report)) return;
+        this.renderedListeners.splice(this.renderedListeners.indexOf(listener), 1);
+        resolve(report);
+      };
+      this.renderedListeners.push(listener);
+    });
+  }
+
+  /** Test hook: asks the webview to click the element matching `selector`, as a user would. */
+  async clickInWebview(selector: string): Promise<boolean> {
+    return (await this.panel?.webview.postMessage({ type: "e2eClick", selector })) ?? false;
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    if (this.renderTimer) clearTimeout(this.renderTimer);
+  }
+
+  private ensurePanel(): void {
+    if (this.panel) {
+      if (!this.panel.visible) this.panel.reveal(vscode.ViewColumn.Beside, true);
+      return;
+    }
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
+    const panel = vscode.window.createWebviewPanel(
+      "codeqa.answer",
+      "CodeQA",
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: true, localResourceRoots: [media, dist], retainContextWhenHidden: true },
+    );
+    panel.webview.html = this.shell(panel.webview);
+    panel.webview.onDidReceiveMessage((message: FromWebview) => void this.onMessage(message));
+    panel.onDidDispose(() => {
+      this.panel = undefined;
+    });
+    this.panel = panel;
+  }
+
+  private shell(webview: vscode.Webview): string {
+    const nonce = crypto.randomBytes(16).toString("base64");
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "webview.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "answer.css"));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `font-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style.toString()}">
+<title>CodeQA</title>
+</head>
+<body>
+<main id="content" aria-live="polite"></main>
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+  }
+
+  private scheduleRender(): void {
+    if (this.renderTimer) return;
+    this.renderTimer = setTimeout(() => {
+      this.renderTimer = undefined;
+      this.postRender();
+    }, RENDER_INTERVAL_MS);
+  }
+
+  private postRender(): void {
+    if (this.renderTimer) {
+      clearTimeout(this.renderTimer);
+      this.renderTimer = undefined;
+    }
+    void this.panel?.webview.postMessage({
+      type: "render",
+      generation: this.generation,
+      phase: this.state.phase,
+      html: renderAnswer(this.state),
+    });
+  }
+
+  private async onMessage(message: FromWebview): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        this.postRender();
+        return;
+      case "rendered": {
+        const { type: _type, ...report } = message;
+        if (report.generation !== this.generation) return;
+        this.lastRendered = report;
+        for (const listener of [...this.renderedListeners]) listener(report);
+        return;
+      }
+      case "openCitation": {
+        const citation = this.state.result?.citations.find((c) => c.number === message.number);
+        if (citation) await openCitation(citation);
+        return;
+      }
+      case "openUri": {
+        const target = parseFileTarget(message.uri);
+        if (!/^file:/i.test(target.uri)) return;
+        const range = target.startLine !== undefined ? rangeForLines(target.startLine, target.endLine!) : undefined;
+        await openRange(vscode.Uri.parse(target.uri), range);
+        return;
+      }
+    }
+  }
+}
+
+/** Opens the cited file with the cited lines selected and revealed in the first editor column. */
+export async function openCitation(citation: Citation): Promise<vscode.TextEditor | undefined> {
+  const editor = await openRange(vscode.Uri.parse(citation.uri), citation.range);
+  if (editor && citation.stale) {
+    vscode.window.setStatusBarMessage(`CodeQA: ${citation.path} changed since it was indexed; lines may have moved`, 6000);
+  }
+  return editor;
+}
+
+export async function openRange(uri: vscode.Uri, range: LspRange | undefined): Promise<vscode.TextEditor | undefined> {
+  try {
+    const document = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, preview: false });
+    if (range) {
+      const sel = selectionForRange(range, document.lineCount, (line) => document.lineAt(line).text.length);
+      const selection = new vscode.Selection(sel.start.line, sel.start.character, sel.end.line, sel.end.character);
+      editor.selection = selection;
+      editor.revealRange(selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    }
+    return editor;
+  } catch (error) {
+    void vscode.window.showWarningMessage(`CodeQA: cannot open ${uri.fsPath}: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? text.slice(0, max - 1) + "…" : text;
+}

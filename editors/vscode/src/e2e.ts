@@ -1,0 +1,252 @@
+/**
+ * End-to-end test hook, active only when `CODEQA_E2E_OUT` is set (the harness in
+ * scripts/e2e.mjs sets it for code-server). It drives the real commands through
+ * `vscode.commands.executeCommand`, as the palette would, and writes what it observed to the
+ * JSON file the harness polls: server start, indexing progress, search QuickPick → editor,
+ * explain, the code-lens path, ask with streaming into the webview, a citation click inside the
+ * webview → editor selection, and finally the "cannot start" notification for a bad server path.
+ * The harness, not this file, decides pass/fail.
+ */
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { CodeQaApi } from "./extension";
+import { ServerCommands, type AnswerResult, type IndexStatus, type SearchHit } from "./protocol";
+import { describeCommand } from "./settings";
+
+interface Scenario {
+  readonly search: string;
+  readonly ask: string;
+  /** Workspace-relative file and 0-based position inside the function to explain. */
+  readonly explain: { readonly path: string; readonly line: number; readonly character: number };
+}
+
+type Report = Record<string, unknown> & { phase: string; errors: string[] };
+
+const STEP_TIMEOUT_MS = 90_000;
+
+export async function runE2e(outFile: string, api: CodeQaApi): Promise<void> {
+  const report: Report = { phase: "started", errors: [], startedAt: Date.now() };
+  const write = (): void => {
+    fs.writeFileSync(outFile + ".tmp", JSON.stringify(report, null, 2));
+    fs.renameSync(outFile + ".tmp", outFile);
+  };
+  const step = async (name: string, body: () => Promise<unknown>): Promise<void> => {
+    const started = Date.now();
+    try {
+      report[name] = await withTimeout(body(), STEP_TIMEOUT_MS, name);
+    } catch (error) {
+      report.errors.push(`${name}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    }
+    (report.timings as Record<string, number>)[name] = Date.now() - started;
+    write();
+  };
+  report.timings = {};
+  write();
+  try {
+    const scenario = JSON.parse(process.env.CODEQA_E2E_SCENARIO ?? "null") as Scenario;
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (!scenario || !folder) throw new Error("CODEQA_E2E_SCENARIO and an open folder are required");
+
+    await step("server", () => serverStep(api));
+    await step("indexing", () => indexingStep(api));
+    await step("search", () => searchStep(api, scenario.search));
+    await step("explain", () => explainStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain));
+    await step("codeLens", () => codeLensStep(api, vscode.Uri.joinPath(folder, scenario.explain.path)));
+    await step("ask", () => askStep(api, scenario.ask));
+    await step("citationClick", () => citationClickStep(api));
+    // The answer panel and the cited code are on screen now: let the harness take its screenshot.
+    report.phase = "screenshot";
+    write();
+    await waitFor(() => fs.existsSync(outFile + ".screenshot-done"), 60_000, "the harness's screenshot").catch((e) =>
+      report.errors.push(String(e)),
+    );
+    await step("cannotStart", () => cannotStartStep(api));
+  } catch (error) {
+    report.errors.push(error instanceof Error ? error.stack ?? error.message : String(error));
+  }
+  report.phase = "done";
+  report.finishedAt = Date.now();
+  write();
+}
+
+async function serverStep(api: CodeQaApi): Promise<unknown> {
+  await waitFor(() => api.server.isRunning, 60_000, "the server to run");
+  return {
+    running: api.server.isRunning,
+    serverInfo: api.server.serverInfo,
+    command: api.server.command ? describeCommand(api.server.command) : undefined,
+    source: api.server.command?.source,
+  };
+}
+
+async function indexingStep(api: CodeQaApi): Promise<unknown> {
+  let status: IndexStatus | undefined;
+  await waitFor(
+    async () => {
+      status = await api.server.execute<IndexStatus>(ServerCommands.status);
+      return !status.indexing && status.chunks > 0 && api.statusBar.progressLog.some((p) => p.kind === "end");
+    },
+    STEP_TIMEOUT_MS - 5000,
+    "indexing to finish",
+  );
+  await waitFor(() => api.statusBar.text.includes("chunks"), 10_000, "the status bar to show the chunk count").catch(() => undefined);
+  return { status, progress: api.statusBar.progressLog, statusBarText: api.statusBar.text };
+}
+
+async function searchStep(api: CodeQaApi, query: string): Promise<unknown> {
+  api.commands.lastSearch = undefined;
+  const opened = vscode.commands.executeCommand<SearchHit | undefined>("codeqa.searchCode", { query });
+  // The QuickPick is real UI: accept its first (best) item the way Enter would.
+  await waitFor(() => api.commands.lastSearch !== undefined, 30_000, "search results");
+  let accepted: SearchHit | undefined;
+  for (let attempt = 0; attempt < 20 && !accepted; attempt++) {
+    await sleep(250);
+    await vscode.commands.executeCommand("workbench.action.acceptSelectedQuickOpenItem");
+    accepted = await Promise.race([opened, sleep(250).then(() => undefined)]);
+  }
+  await waitFor(() => vscode.window.activeTextEditor?.document.uri.toString() === accepted?.uri, 10_000, "the result's editor").catch(() => undefined);
+  return {
+    query,
+    hits: ((api.commands.lastSearch as { hits: SearchHit[] } | undefined)?.hits ?? []).map(hitSummary),
+    opened: accepted ? hitSummary(accepted) : null,
+    editor: editorSummary(),
+  };
+}
+
+async function explainStep(api: CodeQaApi, uri: vscode.Uri, position: { line: number; character: number }): Promise<unknown> {
+  const document = await vscode.workspace.openTextDocument(uri);
+  await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, preview: false });
+  const result = await vscode.commands.executeCommand<AnswerResult | undefined>("codeqa.explainFunction", {
+    uri: uri.toString(),
+    position,
+  });
+  const rendered = await api.panel.waitForRender((r) => r.phase === "done" || r.phase === "error");
+  return { result: answerSummary(result), deltas: api.panel.deltasReceived, rendered };
+}
+
+async function codeLensStep(api: CodeQaApi, uri: vscode.Uri): Promise<unknown> {
+  let lenses: vscode.CodeLens[] = [];
+  await waitFor(
+    async () => {
+      lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>("vscode.executeCodeLensProvider", uri, 100)) ?? [];
+      return lenses.some((lens) => lens.command?.command === ServerCommands.showAnswer);
+    },
+    30_000,
+    "code lenses",
+  );
+  const lens = lenses.find((l) => l.command?.command === ServerCommands.showAnswer)!;
+  api.panel.begin("(waiting for the code lens answer)", "none");
+  await vscode.commands.executeCommand(lens.command!.command, ...(lens.command!.arguments ?? []));
+  const rendered = await api.panel.waitForRender((r) => r.phase === "done" || r.phase === "error");
+  return {
+    lenses: lenses.length,
+    title: lens.command!.title,
+    line: lens.range.start.line,
+    panelTitle: api.panel.current.title,
+    answer: api.panel.current.result ? answerSummary(api.panel.current.result) : null,
+    deltas: api.panel.deltasReceived,
+    rendered,
+  };
+}
+
+async function askStep(api: CodeQaApi, question: string): Promise<unknown> {
+  const result = await vscode.commands.executeCommand<AnswerResult | undefined>("codeqa.askQuestion", { question });
+  const rendered = await api.panel.waitForRender((r) => r.phase === "done" || r.phase === "error");
+  return { result: answerSummary(result), deltas: api.panel.deltasReceived, rendered, panelVisible: api.panel.visible };
+}
+
+async function citationClickStep(api: CodeQaApi): Promise<unknown> {
+  const citation = api.panel.current.result?.citations[0];
+  if (!citation) throw new Error("the answer has no citation to click");
+  const target = vscode.Uri.parse(citation.uri).fsPath;
+  // Click the inline [n] link in the rendered answer; if the model text has none, the Sources entry.
+  const selector = api.panel.lastRendered?.citationLinks ? `article a.cite[data-citation="${citation.number}"]` : `.sources a[data-citation="${citation.number}"]`;
+  await api.panel.clickInWebview(selector);
+  await waitFor(() => vscode.window.activeTextEditor?.document.uri.fsPath === target, 20_000, "the cited file to open");
+  await sleep(300);
+  return { selector, citation: { ...citation }, editor: editorSummary() };
+}
+
+async function cannotStartStep(api: CodeQaApi): Promise<unknown> {
+  const config = vscode.workspace.getConfiguration("codeqa");
+  const original = config.inspect<string>("server.path")?.workspaceValue;
+  const before = api.notifier.shown.length;
+  const bogus = "/nonexistent/codeqa-e2e/codeqa-lsp";
+  await config.update("server.path", bogus, vscode.ConfigurationTarget.Workspace);
+  try {
+    await waitFor(() => api.notifier.shown.length > before, 30_000, "the cannot-start notification");
+    return {
+      notifications: api.notifier.shown.slice(before),
+      statusBarText: api.statusBar.text,
+      statusBarPhase: api.statusBar.phase,
+      running: api.server.isRunning,
+      lastStartError: api.server.lastStartError,
+    };
+  } finally {
+    await config.update("server.path", original, vscode.ConfigurationTarget.Workspace);
+  }
+}
+
+function answerSummary(result: AnswerResult | undefined): unknown {
+  if (!result) return null;
+  return {
+    requestId: result.requestId,
+    answer: result.answer,
+    confident: result.confident,
+    provider: result.provider,
+    error: result.error ?? null,
+    citations: result.citations.map((c) => ({ number: c.number, path: c.path, symbol: c.symbol, startLine: c.startLine, endLine: c.endLine, range: c.range, stale: c.stale ?? false })),
+  };
+}
+
+function hitSummary(hit: SearchHit): unknown {
+  return { path: hit.path, symbol: hit.symbol, kind: hit.kind, score: hit.score, startLine: hit.startLine, endLine: hit.endLine, range: hit.range, preview: hit.preview, uri: hit.uri };
+}
+
+function editorSummary(): unknown {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return null;
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+  const { start, end } = editor.selection;
+  return {
+    path: path.relative(folder, editor.document.uri.fsPath).split(path.sep).join("/"),
+    selection: { start: { line: start.line, character: start.character }, end: { line: end.line, character: end.character } },
+    selectedText: editor.document.getText(editor.selection),
+    visibleRanges: editor.visibleRanges.map((r) => [r.start.line, r.end.line]),
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await condition()) return;
+    } catch {
+      // not ready yet (e.g. the server is still starting)
+    }
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

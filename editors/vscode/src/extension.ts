@@ -1,0 +1,87 @@
+/**
+ * Entry point: wires the server connection, the answer panel, the status bar and the commands,
+ * and reacts to settings and secret changes. With `CODEQA_E2E_OUT` set, it also runs the
+ * end-to-end scenario (src/e2e.ts) and writes what it saw to that file.
+ */
+
+import * as vscode from "vscode";
+import { AnswerPanel } from "./answerPanel";
+import { Commands } from "./commands";
+import { runE2e } from "./e2e";
+import { Notifier } from "./notifier";
+import { ServerCommands, type IndexStatus } from "./protocol";
+import { CodeQaServer } from "./server";
+import { requiresRestart } from "./settings";
+import { StatusBar } from "./statusBar";
+
+/** What `activate` returns: handles for other extensions and tests. */
+export interface CodeQaApi {
+  readonly server: CodeQaServer;
+  readonly panel: AnswerPanel;
+  readonly commands: Commands;
+  readonly statusBar: StatusBar;
+  readonly notifier: Notifier;
+}
+
+let server: CodeQaServer | undefined;
+
+export function activate(context: vscode.ExtensionContext): CodeQaApi {
+  const output = vscode.window.createOutputChannel("CodeQA");
+  const notifier = new Notifier(output);
+  const panel = new AnswerPanel(context.extensionUri);
+  const statusBar = new StatusBar(async () =>
+    server?.isRunning ? server.execute<IndexStatus>(ServerCommands.status) : undefined,
+  );
+  server = new CodeQaServer(
+    context,
+    output,
+    {
+      onStateChange: (phase, detail) => statusBar.serverState(phase, detail),
+      onProgress: (value) => statusBar.progress(value),
+      onAnswerDelta: (delta) => panel.delta(delta),
+      onAnswer: (result) => panel.result(result),
+      onShowAnswerStarted: (args) => panel.begin(showAnswerTitle(args), undefined),
+    },
+    notifier,
+  );
+  const commands = new Commands(context, server, panel, (status) => statusBar.showStatus(status));
+  const running = server;
+
+  context.subscriptions.push(
+    output,
+    panel,
+    statusBar,
+    ...commands.register(),
+    vscode.commands.registerCommand("codeqa.showLogs", () => output.show(true)),
+    vscode.commands.registerCommand("codeqa.restartServer", () => running.restart()),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration("codeqa")) return;
+      if (requiresRestart((section) => event.affectsConfiguration(section))) void running.restart();
+      else void running.settingsChanged();
+    }),
+    context.secrets.onDidChange((event) => {
+      if (event.key.startsWith("codeqa.apiKey.")) void running.restart();
+    }),
+    { dispose: () => void running.dispose() },
+  );
+
+  void running.start();
+
+  const api: CodeQaApi = { server: running, panel, commands, statusBar, notifier };
+  const e2eOut = process.env.CODEQA_E2E_OUT;
+  if (e2eOut) void runE2e(e2eOut, api);
+  return api;
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.dispose();
+  server = undefined;
+}
+
+function showAnswerTitle(args: unknown): string {
+  const target = args as { uri?: string; position?: { line?: number } } | undefined;
+  if (!target?.uri) return "Explain";
+  const relative = vscode.workspace.asRelativePath(vscode.Uri.parse(target.uri), false);
+  const line = typeof target.position?.line === "number" ? `:${target.position.line + 1}` : "";
+  return `Explain the code at ${relative}${line}`;
+}

@@ -1,0 +1,293 @@
+/**
+ * Owns the `codeqa-lsp` process through vscode-languageclient: resolves the command, passes the
+ * settings (and the API key from SecretStorage), answers `workspace/configuration`, watches
+ * `$/progress` for the status bar, routes `codeqa/answerDelta` / `codeqa/answer` to listeners,
+ * and turns start failures into one clear notification with "Show logs".
+ */
+
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type WorkDoneProgressBegin,
+  type WorkDoneProgressEnd,
+  type WorkDoneProgressReport,
+} from "vscode-languageclient/node";
+import { Notifications, ServerCommands, type AnswerDelta, type AnswerResult } from "./protocol";
+import {
+  API_KEY_ENV,
+  configurationItem,
+  describeCommand,
+  findOnPath,
+  initializationOptions,
+  resolveServerCommand,
+  toWireSettings,
+  type ServerCommand,
+  type WireSettings,
+} from "./settings";
+import type { Notifier } from "./notifier";
+
+export type ProgressValue = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
+
+export interface ServerEvents {
+  onStateChange(phase: "starting" | "running" | "failed" | "stopped", detail?: string): void;
+  onProgress(value: ProgressValue): void;
+  onAnswerDelta(delta: AnswerDelta): void;
+  onAnswer(result: AnswerResult): void;
+  /** A code lens ran `codeqa.showAnswer`: the answer will arrive as deltas + `codeqa/answer`. */
+  onShowAnswerStarted(args: unknown): void;
+}
+
+/** Secret names in SecretStorage, one per provider: never written to settings.json. */
+export function apiKeySecretName(provider: string): string {
+  return `codeqa.apiKey.${provider}`;
+}
+
+const RESTART_WINDOW_MS = 3 * 60 * 1000;
+const MAX_RESTARTS = 3;
+
+export class CodeQaServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private wire: WireSettings = {};
+  private crashes: number[] = [];
+  private starting: Promise<boolean> | undefined;
+  /** The command last used, for the "cannot start" notification and the e2e report. */
+  command: ServerCommand | undefined;
+  lastStartError: string | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly output: vscode.OutputChannel,
+    private readonly events: ServerEvents,
+    private readonly notifier: Notifier,
+  ) {}
+
+  get isRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  get serverInfo(): { name: string; version?: string } | undefined {
+    return this.client?.initializeResult?.serverInfo;
+  }
+
+  /** Starts the server; resolves to false (after notifying the user) when it cannot start. */
+  start(): Promise<boolean> {
+    if (!this.starting) {
+      this.starting = this.doStart().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  async restart(): Promise<boolean> {
+    await this.stop();
+    this.crashes = [];
+    return this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.appendLine(`[codeqa] stopping the server failed: ${String(error)}`);
+      }
+      await client.dispose();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+  }
+
+  /** Runs a server command with one argument object; throws when the server is not running. */
+  async execute<T>(command: string, argument?: object, token?: vscode.CancellationToken): Promise<T> {
+    if (!this.isRunning) {
+      const started = await this.start();
+      if (!started || !this.client) throw new Error("the CodeQA language server is not running");
+    }
+    const client = this.client!;
+    const params = { command, arguments: argument === undefined ? [] : [argument] };
+    return (await client.sendRequest(ExecuteCommandRequest.type, params, token)) as T;
+  }
+
+  /** Pushes changed settings; the server re-pulls `workspace/configuration` on this notification. */
+  async settingsChanged(): Promise<void> {
+    this.wire = await this.readSettings();
+    if (this.isRunning) {
+      await this.client!.sendNotification("workspace/didChangeConfiguration", { settings: { codeqa: this.wire } });
+    }
+  }
+
+  private async doStart(): Promise<boolean> {
+    this.events.onStateChange("starting");
+    this.wire = await this.readSettings();
+    const command = await this.resolveCommand();
+    this.command = command;
+    this.lastStartError = undefined;
+    this.output.appendLine(`[codeqa] starting ${describeCommand(command)} (from ${command.source})`);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const serverOptions: ServerOptions = {
+      command: command.command,
+      args: command.args,
+      options: { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+    };
+    const client = new LanguageClient("codeqa", "CodeQA", serverOptions, this.clientOptions());
+    client.onNotification(Notifications.answerDelta, (delta: AnswerDelta) => this.events.onAnswerDelta(delta));
+    client.onNotification(Notifications.answer, (result: AnswerResult) => this.events.onAnswer(result));
+    this.client = client;
+    try {
+      await client.start();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.client = undefined;
+      void client.dispose().catch(() => undefined);
+      this.cannotStart(command, message);
+      return false;
+    }
+    this.events.onStateChange("running");
+    const info = client.initializeResult?.serverInfo;
+    this.output.appendLine(`[codeqa] server running: ${info?.name ?? "?"} ${info?.version ?? ""}`);
+    return true;
+  }
+
+  private clientOptions(): LanguageClientOptions {
+    return {
+      documentSelector: [{ scheme: "file" }],
+      outputChannel: this.output,
+      initializationOptions: () => initializationOptions(this.wire),
+      initializationFailedHandler: (error) => {
+        this.output.appendLine(`[codeqa] initialize failed: ${String(error)}`);
+        return false;
+      },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => this.onClosed(),
+      },
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const fallback = await next(params, token);
+            if (fallback instanceof Error || !Array.isArray(fallback)) return fallback;
+            return params.items.map((item, index) => configurationItem(item.section, this.wire) ?? fallback[index]);
+          },
+        },
+        handleWorkDoneProgress: (token, params, next) => {
+          this.events.onProgress(params);
+          next(token, params);
+        },
+        executeCommand: async (command, args, next) => {
+          if (command === ServerCommands.showAnswer) this.events.onShowAnswerStarted(args[0]);
+          return next(command, args);
+        },
+      },
+    };
+  }
+
+  private onClosed(): { action: CloseAction; handled: boolean } {
+    const now = Date.now();
+    this.crashes = [...this.crashes.filter((t) => now - t < RESTART_WINDOW_MS), now];
+    if (this.crashes.length <= MAX_RESTARTS) {
+      this.output.appendLine(`[codeqa] the server exited; restarting (${this.crashes.length}/${MAX_RESTARTS})`);
+      this.events.onStateChange("starting");
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.events.onStateChange("failed", "the server keeps exiting");
+    this.notifier.error(
+      `CodeQA: the language server exited ${this.crashes.length} times in 3 minutes and was not restarted. ` +
+        "See the logs for its error output.",
+      "crashed",
+    );
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  private cannotStart(command: ServerCommand, message: string): void {
+    this.lastStartError = message;
+    this.output.appendLine(`[codeqa] cannot start ${describeCommand(command)}: ${message}`);
+    this.events.onStateChange("failed", "cannot start");
+    const hint =
+      command.source === "setting"
+        ? "Check the `codeqa.server.path` setting."
+        : "Install it (`pip install codeqa-lsp`) or set `codeqa.server.path`.";
+    this.notifier.error(
+      `CodeQA: cannot start the language server \`${describeCommand(command)}\`: ${firstLine(message)}. ${hint}`,
+      "cannot-start",
+    );
+  }
+
+  private async readSettings(): Promise<WireSettings> {
+    const config = vscode.workspace.getConfiguration("codeqa");
+    const provider = String(config.get("provider") ?? "extractive");
+    const apiKey = API_KEY_ENV[provider] ? await this.context.secrets.get(apiKeySecretName(provider)) : undefined;
+    return toWireSettings((key) => config.get(key), apiKey);
+  }
+
+  private async resolveCommand(): Promise<ServerCommand> {
+    const config = vscode.workspace.getConfiguration("codeqa");
+    const configuredPath = config.get<string>("server.path") ?? "";
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const onPath = configuredPath.trim()
+      ? undefined
+      : findOnPath(process.platform === "win32" ? "codeqa-lsp.exe" : "codeqa-lsp", process.env.PATH, path.delimiter, isExecutable);
+    const pythonInterpreter = configuredPath.trim() || onPath ? undefined : await selectedPythonInterpreter(folder?.uri);
+    return resolveServerCommand({
+      configuredPath,
+      workspaceFolder: folder?.uri.fsPath,
+      homeDir: os.homedir(),
+      onPath,
+      pythonInterpreter,
+    });
+  }
+}
+
+function isExecutable(candidate: string): boolean {
+  try {
+    fs.accessSync(candidate, fs.constants.X_OK);
+    return fs.statSync(candidate).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0].replace(/\.$/, "");
+}
+
+interface PythonExtensionApi {
+  environments?: {
+    getActiveEnvironmentPath(resource?: vscode.Uri): { path: string } | undefined;
+    resolveEnvironment(env: { path: string }): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
+  };
+  settings?: {
+    getExecutionDetails(resource?: vscode.Uri): { execCommand?: string[] };
+  };
+}
+
+/** The interpreter selected in the Python extension, when it is installed; never throws. */
+async function selectedPythonInterpreter(resource: vscode.Uri | undefined): Promise<string | undefined> {
+  const extension = vscode.extensions.getExtension<PythonExtensionApi>("ms-python.python");
+  if (!extension) return undefined;
+  try {
+    const api = extension.isActive ? extension.exports : await extension.activate();
+    const active = api.environments?.getActiveEnvironmentPath(resource);
+    if (active && api.environments) {
+      const resolved = await api.environments.resolveEnvironment(active);
+      const executable = resolved?.executable?.uri?.fsPath;
+      if (executable) return executable;
+    }
+    return api.settings?.getExecutionDetails(resource).execCommand?.[0];
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The answer webview's only script (loaded with the CSP nonce). It inserts the HTML the host
+ * rendered (already escaped by the safe markdown renderer), and turns clicks on citation and
+ * file links into messages: the page itself never navigates anywhere.
+ */
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+type ToWebview = { type: "render"; generation: number; phase: string; html: string } | { type: "e2eClick"; selector: string };
+
+const vscode = acquireVsCodeApi();
+const content = document.getElementById("content") as HTMLElement;
+let renders = 0;
+
+window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
+  const message = event.data;
+  if (message.type === "render") {
+    const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+    content.innerHTML = message.html;
+    content.dataset.phase = message.phase;
+    if (message.phase === "streaming" && atBottom) window.scrollTo(0, document.body.scrollHeight);
+    renders += 1;
+    vscode.postMessage({
+      type: "rendered",
+      generation: message.generation,
+      phase: message.phase,
+      citationLinks: content.querySelectorAll("article a.cite").length,
+      sources: content.querySelectorAll(".sources li").length,
+      staleSources: content.querySelectorAll(".sources li.stale").length,
+      textLength: (content.querySelector("article")?.textContent ?? "").length,
+      renders,
+    });
+  } else if (message.type === "e2eClick") {
+    const target = content.querySelector(message.selector);
+    if (target instanceof HTMLElement) target.click();
+  }
+});
+
+content.addEventListener("click", (event) => {
+  const link = (event.target as Element).closest("a");
+  if (!link) return;
+  event.preventDefault();
+  const citation = link.getAttribute("data-citation");
+  if (citation) {
+    vscode.postMessage({ type: "openCitation", number: Number(citation) });
+    return;
+  }
+  const uri = link.getAttribute("data-uri");
+  if (uri) vscode.postMessage({ type: "openUri", uri });
+});
+
+vscode.postMessage({ type: "ready" });

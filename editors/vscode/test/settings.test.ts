@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+import {
+  SERVER_SETTING_KEYS,
+  configurationItem,
+  describeCommand,
+  findOnPath,
+  initializationOptions,
+  requiresRestart,
+  resolveServerCommand,
+  toWireSettings,
+} from "../src/settings";
+
+const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as {
+  contributes: { configuration: { properties: Record<string, { default: unknown; description?: string; markdownDescription?: string }> } };
+};
+const contributed = packageJson.contributes.configuration.properties;
+
+describe("settings mapping", () => {
+  it("contributes every server setting with a description, plus codeqa.server.path", () => {
+    for (const key of [...SERVER_SETTING_KEYS, "server.path"]) {
+      const property = contributed[`codeqa.${key}`];
+      assert.ok(property, `codeqa.${key} is not contributed`);
+      assert.ok(property.description || property.markdownDescription, `codeqa.${key} has no description`);
+    }
+  });
+
+  it("mirrors the server's defaults (PROTOCOL.md)", () => {
+    const defaults: Record<string, unknown> = { embedder: "auto", provider: "extractive", allowRemote: true, topK: 8, requestTimeout: 60, include: [], exclude: [], hoverExplanations: false, minScore: null, model: null, baseUrl: null };
+    for (const [key, value] of Object.entries(defaults)) assert.deepEqual(contributed[`codeqa.${key}`].default, value, key);
+  });
+
+  it("sends the contributed defaults as wire settings, leaving out unset values", () => {
+    const get = (key: string): unknown => contributed[`codeqa.${key}`]?.default;
+    assert.deepEqual(toWireSettings(get), {
+      embedder: "auto",
+      provider: "extractive",
+      allowRemote: true,
+      requestTimeout: 60,
+      topK: 8,
+      include: [],
+      exclude: [],
+      hoverExplanations: false,
+      logQuestions: false,
+    });
+  });
+
+  it("passes user values through, trims strings, drops blanks and adds the API key", () => {
+    const values: Record<string, unknown> = { embedder: "hash", model: "  claude-x  ", baseUrl: "   ", minScore: 0.25, exclude: ["dist/**"], server: { path: "/x" } };
+    const wire = toWireSettings((key) => values[key], "sk-secret");
+    assert.deepEqual(wire, { embedder: "hash", model: "claude-x", minScore: 0.25, exclude: ["dist/**"], apiKey: "sk-secret" });
+    assert.ok(!("server" in wire), "server.path is a client setting, never sent");
+  });
+
+  it("marks our client in initializationOptions", () => {
+    assert.deepEqual(initializationOptions({ topK: 3 }), { topK: 3, clientFeatures: { answerNotification: true } });
+  });
+
+  it("answers workspace/configuration for codeqa and codeqa.<key> only", () => {
+    const wire = { topK: 3, embedder: "hash" };
+    assert.deepEqual(configurationItem("codeqa", wire), wire);
+    assert.equal(configurationItem("codeqa.topK", wire), 3);
+    assert.equal(configurationItem("codeqa.model", wire), null);
+    assert.equal(configurationItem("python", wire), undefined);
+    assert.equal(configurationItem(undefined, wire), undefined);
+  });
+
+  it("restarts only for the server path", () => {
+    assert.equal(requiresRestart((s) => s === "codeqa.server.path"), true);
+    assert.equal(requiresRestart((s) => s === "codeqa.topK"), false);
+  });
+});
+
+describe("server command", () => {
+  const base = { configuredPath: "", homeDir: "/home/u", workspaceFolder: "/w" };
+
+  it("uses the setting, expanding ~ and ${workspaceFolder}", () => {
+    assert.deepEqual(resolveServerCommand({ ...base, configuredPath: "~/venv/bin/codeqa-lsp", onPath: "/usr/bin/codeqa-lsp" }), {
+      command: "/home/u/venv/bin/codeqa-lsp",
+      args: [],
+      source: "setting",
+    });
+    assert.equal(resolveServerCommand({ ...base, configuredPath: "${workspaceFolder}/.venv/bin/codeqa-lsp" }).command, "/w/.venv/bin/codeqa-lsp");
+  });
+
+  it("runs a configured Python interpreter with -m codeqa_lsp", () => {
+    assert.deepEqual(resolveServerCommand({ ...base, configuredPath: "/opt/py/bin/python3.11" }).args, ["-m", "codeqa_lsp"]);
+  });
+
+  it("prefers codeqa-lsp on PATH, then the Python extension's interpreter, then python3", () => {
+    assert.equal(resolveServerCommand({ ...base, onPath: "/usr/bin/codeqa-lsp", pythonInterpreter: "/py" }).source, "path");
+    assert.deepEqual(resolveServerCommand({ ...base, pythonInterpreter: "/env/bin/python" }), {
+      command: "/env/bin/python",
+      args: ["-m", "codeqa_lsp"],
+      source: "python-extension",
+    });
+    assert.deepEqual(resolveServerCommand(base), { command: "python3", args: ["-m", "codeqa_lsp"], source: "python3" });
+  });
+
+  it("finds an executable on PATH", () => {
+    const seen: string[] = [];
+    const found = findOnPath("codeqa-lsp", "/a::/b/", ":", (candidate) => {
+      seen.push(candidate);
+      return candidate === "/b/codeqa-lsp";
+    });
+    assert.equal(found, "/b/codeqa-lsp");
+    assert.deepEqual(seen, ["/a/codeqa-lsp", "/b/codeqa-lsp"]);
+    assert.equal(findOnPath("codeqa-lsp", undefined, ":", () => true), undefined);
+  });
+
+  it("describes commands with quoting", () => {
+    assert.equal(describeCommand({ command: "/my env/python", args: ["-m", "codeqa_lsp"], source: "setting" }), '"/my env/python" -m codeqa_lsp');
+  });
+});

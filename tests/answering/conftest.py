@@ -1,0 +1,3 @@
+"""Shared fixtures: the loopback fake LLM server."""
+
+from tests.fakes import fake_llm  # noqa: F401

@@ -1,0 +1,103 @@
+"""VectorStore persistence: atomic saves, and recovery from every kind of broken file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codeqa_lsp.index.vectors import POINTER, VectorStore
+
+IDENTITY = {"embedder": "hash", "model": "m"}
+
+
+def _store(directory: Path, identity: dict[str, str | int] = IDENTITY) -> VectorStore:
+    return VectorStore(directory, 16, identity)
+
+
+def _unit(rows: int, seed: int = 0) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(rows, 16)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _saved(directory: Path, rows: int = 50) -> tuple[VectorStore, np.ndarray]:
+    store = _store(directory)
+    vectors = _unit(rows)
+    store.add(range(1, rows + 1), vectors)
+    store.save()
+    return store, vectors
+
+
+def test_save_load_roundtrip_with_deletes(tmp_path: Path) -> None:
+    store, vectors = _saved(tmp_path)
+    store.delete([1, 2, 3])
+    store.save()
+    loaded = _store(tmp_path)
+    assert loaded.load() is None
+    assert loaded.live_labels() == set(range(4, 51))
+    label, score = loaded.query(vectors[10], 1)[0]
+    assert label == 11 and score == pytest.approx(1.0, abs=1e-5)
+    assert all(label > 3 for label, _ in loaded.query(vectors[0], 10))
+
+
+def test_grows_past_initial_capacity_and_compacts(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    vectors = _unit(3000, seed=1)
+    store.add(range(3000), vectors)
+    store.delete(range(2000))
+    store.save()  # compaction: deleted share above the threshold
+    loaded = _store(tmp_path)
+    assert loaded.load() is None
+    assert loaded.live_labels() == set(range(2000, 3000))
+    assert loaded._index.element_count == 1000
+
+
+def test_filtered_query_only_returns_allowed(tmp_path: Path) -> None:
+    store, vectors = _saved(tmp_path)
+    hits = store.query(vectors[0], 5, allowed={7, 8, 9})
+    assert {label for label, _ in hits} == {7, 8, 9}
+
+
+def test_half_written_temp_file_is_ignored(tmp_path: Path) -> None:
+    _saved(tmp_path)
+    (tmp_path / "vectors-2.hnsw.tmp").write_bytes(b"\x00" * 100)  # a save killed mid-write
+    (tmp_path / "vectors-3.hnsw").write_bytes(b"junk")  # renamed but never committed
+    loaded = _store(tmp_path)
+    assert loaded.load() is None
+    assert len(loaded) == 50
+    assert not (tmp_path / "vectors-2.hnsw.tmp").exists()
+    assert not (tmp_path / "vectors-3.hnsw").exists()
+
+
+def test_truncated_vector_file_is_discarded_with_reason(tmp_path: Path) -> None:
+    _saved(tmp_path)
+    record = json.loads((tmp_path / POINTER).read_text())
+    path = tmp_path / record["file"]
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    loaded = _store(tmp_path)
+    reason = loaded.load()
+    assert reason is not None and "truncated or corrupt" in reason
+    assert len(loaded) == 0
+    loaded.add([1], _unit(1))
+    loaded.save()
+    again = _store(tmp_path)
+    assert again.load() is None and again.live_labels() == {1}
+
+
+@pytest.mark.parametrize("content", [b"", b"{not json", b'{"generation": 1}', b"\xff\xfe"])
+def test_unreadable_pointer_is_discarded(tmp_path: Path, content: bytes) -> None:
+    _saved(tmp_path)
+    (tmp_path / POINTER).write_bytes(content)
+    loaded = _store(tmp_path)
+    assert loaded.load() is not None
+    assert len(loaded) == 0
+
+
+def test_identity_change_discards_vectors(tmp_path: Path) -> None:
+    _saved(tmp_path)
+    other = _store(tmp_path, {"embedder": "local", "model": "all-MiniLM-L6-v2@256"})
+    reason = other.load()
+    assert reason is not None and "embedder changed" in reason
+    assert len(other) == 0

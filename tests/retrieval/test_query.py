@@ -1,0 +1,38 @@
+"""Which words of a query are identifiers, and when a query is a navigation."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeqa_lsp.retrieval.query import analyze, looks_like_identifier, symbol_matches
+
+
+@pytest.mark.parametrize(
+    "word", ["parse_args", "Session.send", "UsageError", "parseArgs", "send()", "_private", "$el"]
+)
+def test_identifier_shapes(word: str) -> None:
+    assert looks_like_identifier(word)
+
+
+@pytest.mark.parametrize("word", ["handle", "Where", "e.g", "router", "_", "HTTP", "x."])
+def test_plain_words_are_not_identifiers(word: str) -> None:
+    assert not looks_like_identifier(word)
+
+
+def test_navigation_versus_question() -> None:
+    assert analyze("where is parse_args").is_navigation
+    assert analyze("Session.send").is_navigation
+    assert analyze("where is `handle` defined?").identifiers == ("handle",)
+    question = analyze("How does UsageError.show print the usage line and the help hint before the error?")
+    assert question.identifiers == ("UsageError.show",)
+    assert not question.is_navigation
+    assert not analyze("how does the router handle errors").identifiers
+
+
+def test_symbol_matching_rules() -> None:
+    assert symbol_matches("Session.send", "send")
+    assert symbol_matches("Session.send", "Session.send")
+    assert symbol_matches("requests.Session.send", "Session.send")
+    assert symbol_matches("Route.prototype.dispatch", "Route.dispatch")
+    assert not symbol_matches("Session.send", "Adapter.send")
+    assert not symbol_matches("Session.sender", "send")
