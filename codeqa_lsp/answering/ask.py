@@ -41,7 +41,7 @@ from codeqa_lsp.answering.providers import Provider, ProviderError, make_provide
 from codeqa_lsp.answering.redact import Redactor
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
-from codeqa_lsp.retrieval.model import SearchFilters
+from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
 
 if TYPE_CHECKING:
     from codeqa_lsp.engine import Workspace
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("codeqa_lsp.answering")
 
 LOW_CONFIDENCE_CANDIDATES = 3
+RELATIVE_SCORE_FLOOR = 0.1  # of the best hit's fused score
 MAX_CALLEES = 6
 INTERRUPTED = "\n\n[interrupted: {reason}]\n\n"
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -84,7 +85,7 @@ class Answerer:
             yield Answer(text="Ask a question about the code in this workspace.", latency_s=0.0)
             return
         response = self.workspace.search(question, top_k=self.settings.top_k, filters=filters)
-        hits = [hit.chunk for hit in response.hits]
+        hits = relevant_chunks(response.hits)
         resolver = CitationResolver(self.workspace)
         if not response.confident or not hits:
             # No model call: a fluent wrong answer costs more trust than "I don't know".
@@ -295,6 +296,18 @@ class Answerer:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+def relevant_chunks(hits: Sequence[SearchHit]) -> list[Chunk]:
+    """The hits worth showing a model or a reader: those scoring at least a share of the best.
+
+    Retrieval fills `top_k` even when only two chunks match; the zero-evidence tail only
+    dilutes a prompt and clutters an extractive answer.
+    """
+    if not hits:
+        return []
+    best = max(hit.score for hit in hits)
+    return [hit.chunk for hit in hits if best <= 0 or hit.score >= RELATIVE_SCORE_FLOOR * best]
 
 
 def enclosing_definition(chunks: Sequence[Chunk], line: int) -> Chunk | None:

@@ -93,26 +93,35 @@ class CitationResolver:
         text, digest = current
         line_count = len(text.splitlines())
         start, end = chunk.start_line, chunk.end_line
-        stale = False
-        if chunk.path not in self.fresh:
+        if chunk.path in self.fresh:
+            # Chunks cut from this very text are current; an indexed chunk of the same file
+            # is current only if the text still yields it (same id: same symbol and code).
+            current = [c for c in self._chunks_of(chunk.path, text) if c.id == chunk.id]
+            stale = not current
+            if current:  # the same code, possibly moved by edits above it
+                start, end = current[0].start_line, current[0].end_line
+        else:
             indexed = self.workspace.indexer.file_hash(chunk.path)
             stale = indexed is not None and indexed != digest
-            if stale:
-                moved = self._current_lines(chunk, text)
-                if moved is not None:
-                    start, end = moved
+        if stale:
+            moved = self._current_lines(chunk, text)
+            if moved is not None:
+                start, end = moved
         if start < 1 or start > line_count:
             return None
         return Citation(number, chunk.path, start, min(end, line_count), chunk.symbol, stale)
 
+    def _chunks_of(self, path: str, text: str) -> list[Chunk]:
+        if path not in self._rechunked:
+            try:
+                self._rechunked[path] = self.workspace.chunk_text(path, text)
+            except Exception:  # a chunker failure must not lose the citation
+                self._rechunked[path] = []
+        return self._rechunked[path]
+
     def _current_lines(self, chunk: Chunk, text: str) -> tuple[int, int] | None:
         """Where the same symbol (same part) is in the current text, nearest the old place."""
-        if chunk.path not in self._rechunked:
-            try:
-                self._rechunked[chunk.path] = self.workspace.chunk_text(chunk.path, text)
-            except Exception:  # a chunker failure must not lose the citation
-                self._rechunked[chunk.path] = []
-        same = [c for c in self._rechunked[chunk.path] if c.symbol == chunk.symbol]
+        same = [c for c in self._chunks_of(chunk.path, text) if c.symbol == chunk.symbol]
         if not same:
             return None
         best = min(same, key=lambda c: (c.part != chunk.part, abs(c.start_line - chunk.start_line)))

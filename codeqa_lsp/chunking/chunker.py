@@ -27,7 +27,13 @@ from tree_sitter import Node
 from codeqa_lsp.chunking.definitions import Definition, find_definitions
 from codeqa_lsp.chunking.languages import grammar, language_for_path, parser_for
 from codeqa_lsp.chunking.model import Chunk, estimate_tokens
-from codeqa_lsp.chunking.splitter import Element, Lines, line_elements, split_elements
+from codeqa_lsp.chunking.splitter import (
+    Element,
+    Lines,
+    line_elements,
+    looks_minified,
+    split_elements,
+)
 from codeqa_lsp.chunking.structure import (
     MODULE_SYMBOL,
     numbered,
@@ -61,7 +67,9 @@ def chunk_source(
         lines = Lines.of(data)
         if not data.strip():
             return []
-        if grammar(lang) is None:
+        # Minified code: its definitions are not units anyone reads, so it is cut into
+        # budget-sized windows instead of thousands of tiny chunks.
+        if grammar(lang) is None or looks_minified(data, lines.count):
             return _sorted(structure_chunks(path, lines, lang, budget))
         return _sorted(_code_chunks(path, lines, lang, budget))
     except Exception:  # a chunker bug must cost one file's structure, never the index
@@ -104,10 +112,10 @@ class _Builder:
     def build(self) -> list[Chunk]:
         d = self.definition
         members = [c for c in d.children if c.is_chunk] if d.kind == "class" else []
-        if members and self._can_elide(members):
-            elements, overrides = self._skeleton_elements(members)
-        else:
-            elements, overrides = [], {}
+        elide = bool(members) and self._can_elide(members)
+        # Coarse first (one element per gap between members): the common small class never
+        # pays for per-line elements; only an oversized skeleton is re-cut line by line.
+        elements, overrides = self._skeleton_elements(members, fine=False) if elide else ([], {})
         data = self.lines.data
         if not elements:
             if (d.end_byte - d.start_byte) // 4 <= self.budget:
@@ -121,6 +129,10 @@ class _Builder:
         if total <= self.budget:
             text = "".join(texts).rstrip("\n")
             return [self._chunk(d.start_byte, d.end_byte, d.start_row, d.end_row, text)]
+        if elide:
+            elements, overrides = self._skeleton_elements(members, fine=True)
+            texts = [overrides.get(i) or data[e.start : e.end].decode("utf-8", "replace")
+                     for i, e in enumerate(elements)]
         parts = trimmed_parts(data, elements, split_elements(elements, self.budget))
         chunks = []
         for index, (first, last) in enumerate(parts):
@@ -137,8 +149,11 @@ class _Builder:
         header_row = self.definition.node.start_point[0]
         return all(header_row < m.start_row for m in members)
 
-    def _skeleton_elements(self, members: list[Definition]) -> tuple[list[Element], dict[int, str]]:
-        """Class lines with each member collapsed to one signature line."""
+    def _skeleton_elements(
+        self, members: list[Definition], fine: bool
+    ) -> tuple[list[Element], dict[int, str]]:
+        """Class text with each member collapsed to one signature line; the text between
+        members is one element per gap, or per line when `fine`."""
         lines, d = self.lines, self.definition
         groups: list[list[Definition]] = []
         for member in sorted(members, key=lambda m: m.start_byte):
@@ -153,7 +168,7 @@ class _Builder:
             first_row = group[0].start_row
             line_start = lines.row_start(first_row)
             if line_start > cursor:
-                elements.extend(line_elements(lines, cursor, line_start, self.budget))
+                elements.extend(self._gap(cursor, line_start, fine))
             end_row = max(m.end_row for m in group)
             end = lines.row_end(end_row)
             indent = _indent(lines.data[line_start : lines.row_end(first_row)])
@@ -162,8 +177,14 @@ class _Builder:
             elements.append(Element(line_start, end, first_row, end_row, 0))
             cursor = end
         if cursor < d.end_byte:
-            elements.extend(line_elements(lines, cursor, d.end_byte, self.budget))
+            elements.extend(self._gap(cursor, d.end_byte, fine))
         return elements, overrides
+
+    def _gap(self, start: int, end: int, fine: bool) -> list[Element]:
+        if fine:
+            return line_elements(self.lines, start, end, self.budget)
+        rows = self.lines.row_of(start), self.lines.row_of(end - 1)
+        return [Element(start, end, rows[0], rows[1], 0)]
 
     def _chunk(self, start: int, end: int, start_row: int, end_row: int, text: str,
                part: int = 0, parts: int = 1) -> Chunk:
@@ -295,34 +316,61 @@ def _statement_rows(body: Node | None, budget: int) -> dict[int, int]:
 
 def _module_chunks(path: str, language: str, lines: Lines, defs: list[Definition],
                    budget: int) -> list[Chunk]:
-    """Every line outside the definitions, packed into `module` chunks."""
-    covered = sorted((d.start_row, d.end_row) for d in defs)
-    groups: list[list[Element]] = [[]]
-    row = 0
-    last_row = lines.count - 1
-    intervals = iter([*covered, (last_row + 1, last_row + 1)])
+    """Every line outside the definitions, packed into `module` chunks.
+
+    Runs of uncovered lines further apart than MODULE_GAP_ROWS start a new group; a group
+    that fits the budget is one chunk, a larger one is split at line boundaries (a run's
+    first line being the preferred cut)."""
     data = lines.data
-    for start, end in intervals:
-        if start > row:
-            run = line_elements(lines, lines.row_start(row), lines.row_end(start - 1), budget)
-            if run:
-                run[0] = Element(run[0].start, run[0].end, run[0].start_row, run[0].end_row, 0)
-                previous = groups[-1]
-                if previous and run[0].start_row - previous[-1].end_row > MODULE_GAP_ROWS:
-                    groups.append([])
-                groups[-1].extend(run)
-        row = max(row, end + 1)
-    chunks: list[Chunk] = []
-    for elements in groups:
-        if not elements:
+    groups: list[list[tuple[int, int, int, int]]] = []
+    for run in _uncovered_runs(lines, defs):
+        if groups and run[2] - groups[-1][-1][3] <= MODULE_GAP_ROWS:
+            groups[-1].append(run)
+        else:
+            groups.append([run])
+    pieces: list[tuple[int, int, int, int, str]] = []
+    for group in groups:
+        if sum(end - start for start, end, _, _ in group) // 4 <= budget:
+            text = "".join(data[start:end].decode("utf-8", "replace") for start, end, _, _ in group)
+            pieces.append((group[0][0], group[-1][1], group[0][2], group[-1][3], text))
             continue
+        elements: list[Element] = []
+        for start, end, _, _ in group:
+            run_elements = line_elements(lines, start, end, budget)
+            first = run_elements[0]
+            elements.append(Element(first.start, first.end, first.start_row, first.end_row, 0))
+            elements.extend(run_elements[1:])
         for first, last in trimmed_parts(data, elements, split_elements(elements, budget)):
             text = "".join(
                 data[e.start : e.end].decode("utf-8", "replace") for e in elements[first : last + 1]
-            ).rstrip("\n")
-            chunks.append(Chunk(
-                path=path, symbol=MODULE_SYMBOL, kind="module", language=language,
-                start_line=elements[first].start_row + 1, end_line=elements[last].end_row + 1,
-                start_byte=elements[first].start, end_byte=elements[last].end, text=text,
-            ))
+            )
+            pieces.append((elements[first].start, elements[last].end, elements[first].start_row,
+                           elements[last].end_row, text))
+    chunks = [
+        Chunk(path=path, symbol=MODULE_SYMBOL, kind="module", language=language,
+              start_line=start_row + 1, end_line=end_row + 1, start_byte=start, end_byte=end,
+              text=text.rstrip("\n"))
+        for start, end, start_row, end_row, text in pieces
+    ]
     return numbered(chunks)
+
+
+def _uncovered_runs(lines: Lines, defs: list[Definition]) -> list[tuple[int, int, int, int]]:
+    """(start byte, end byte, first row, last row) of each run of rows outside every
+    definition, blank rows at either end trimmed; bytes include the last row's newline."""
+    data = lines.data
+    runs = []
+    row = 0
+    total = lines.count
+    for start, end in [*sorted((d.start_row, d.end_row) for d in defs), (total, total)]:
+        if start > row:
+            begin, stop = lines.row_start(row), lines.row_end(start - 1)
+            segment = data[begin:stop]
+            body = segment.strip()
+            if body:
+                first_byte = begin + segment.index(body[:1])
+                last_byte = begin + len(segment.rstrip()) - 1
+                first_row, last_row = lines.row_of(first_byte), lines.row_of(last_byte)
+                runs.append((lines.row_start(first_row), lines.row_end(last_row), first_row, last_row))
+        row = max(row, end + 1)
+    return runs

@@ -201,10 +201,16 @@ def _widen(definition: Definition) -> None:
     start_node = outer
     docs: list[Node] = []
     sibling = outer.prev_sibling
+    holder = outer
+    # First statement of a body (Ruby's `body_statement`): its comments precede the body.
+    while sibling is None and holder.parent is not None and holder.parent.parent is not None \
+            and holder.parent.start_byte == holder.start_byte:
+        holder = holder.parent
+        sibling = holder.prev_sibling
     while (
         sibling is not None
         and ("comment" in sibling.type or sibling.type in _ATTACHED)
-        and sibling.end_point[0] >= start_node.start_point[0] - _max_gap(sibling, start_node)
+        and last_row(sibling) >= start_node.start_point[0] - _max_gap(sibling, start_node)
         and not _is_trailing(sibling)
     ):
         docs.append(sibling)
@@ -214,8 +220,7 @@ def _widen(definition: Definition) -> None:
     definition.doc_nodes = docs
     definition.start_byte, definition.start_row = start_node.start_byte, start_node.start_point[0]
     definition.end_byte = outer.end_byte
-    end_row, end_col = outer.end_point
-    definition.end_row = end_row - 1 if end_col == 0 and end_row > definition.start_row else end_row
+    definition.end_row = last_row(outer)
 
 
 def _max_gap(sibling: Node, below: Node) -> int:
@@ -231,7 +236,14 @@ def _max_gap(sibling: Node, below: Node) -> int:
 def _is_trailing(comment: Node) -> bool:
     """A comment that ends a line of code belongs to that code, not to what follows."""
     before = comment.prev_sibling
-    return before is not None and before.end_point[0] == comment.start_point[0]
+    return before is not None and last_row(before) == comment.start_point[0]
+
+
+def last_row(node: Node) -> int:
+    """The last row holding text of the node (a node ending with its newline, like a Rust
+    `///` comment, ends at column 0 of the next row)."""
+    row, column = node.end_point
+    return row - 1 if column == 0 and row > node.start_point[0] else row
 
 
 def _nest(defs: list[Definition]) -> None:

@@ -112,7 +112,7 @@ class WorkspaceFilter:
     def _own_dir_reason(self, rel: str, name: str) -> str | None:
         if name in DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info"):
             return self._log(rel, "default-excluded", f"directory {name}")
-        if (self.root / rel / "pyvenv.cfg").is_file():
+        if os.path.isfile(self.root / rel / "pyvenv.cfg"):  # never raises, unlike Path.is_file
             return self._log(rel, "default-excluded", "virtualenv (pyvenv.cfg)")
         if self._exclude is not None and self._exclude.match_file(rel + "/"):
             return self._log(rel, "excluded", "settings.exclude")

@@ -21,6 +21,8 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
+import numpy as np
+
 from codeqa_lsp.chunking.model import estimate_tokens
 
 OVERLAP_RATIO = 0.15
@@ -37,13 +39,9 @@ class Lines:
 
     @classmethod
     def of(cls, data: bytes) -> Lines:
-        starts = [0]
-        find = data.find
-        pos = find(b"\n")
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = find(b"\n", pos + 1)
-        return cls(data, starts)
+        # numpy finds the newlines in C: a per-line Python loop was a tenth of chunking time.
+        newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1
+        return cls(data, [0, *newlines.tolist()])
 
     @property
     def count(self) -> int:
@@ -72,6 +70,18 @@ class Element:
     start_row: int
     end_row: int
     cost: int
+
+
+MINIFIED_MIN_BYTES = 20_000
+MINIFIED_AVG_LINE = 500
+
+
+def looks_minified(data: bytes, line_count: int | None = None) -> bool:
+    """Minified or bundled code: at least 20 kB with lines averaging over 500 bytes."""
+    if len(data) < MINIFIED_MIN_BYTES:
+        return False
+    count = line_count if line_count is not None else data.count(b"\n") + 1
+    return len(data) / max(1, count) > MINIFIED_AVG_LINE
 
 
 def line_cost(line: bytes, previous_blank: bool) -> int:
@@ -159,9 +169,7 @@ def plan(sizes: list[int], costs: list[int], budget: int, overlap: int) -> list[
         next_start = cut
         s_lo = max(bisect_left(cum, cum[cut] - overlap), i + 1)
         if overlap > 0 and s_lo < cut:
-            candidate = min(range(s_lo, cut), key=lambda k: (costs[k], k))
-            if costs[candidate] <= costs[cut]:
-                next_start = candidate
+            next_start = min(range(s_lo, cut), key=lambda k: (costs[k], k))
         i = next_start
     return parts
 

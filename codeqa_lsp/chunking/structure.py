@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import PurePosixPath
 
 from codeqa_lsp.chunking.model import Chunk, ChunkKind
@@ -24,7 +25,13 @@ _RST_ADORNMENT = re.compile(rb"([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*\r?\n?$")
 
 
 def structure_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Chunk]:
-    """Chunks for the whole file by its textual structure."""
+    """Chunks for the whole file by its textual structure.
+
+    Each section (heading to next heading; the whole file when there are none) is split on
+    its own when over the budget; whole sections that are small are then packed together
+    up to the budget, so a chunk never starts in the middle of one section and runs on
+    into the next.
+    """
     data = lines.data
     if not data.strip():
         return []
@@ -34,27 +41,47 @@ def structure_chunks(path: str, lines: Lines, language: str, budget: int) -> lis
         headings = _rst_headings(lines)
     else:
         headings = {}
-    structural = {row: level for row, (level, _) in headings.items()}
-    elements = line_elements(lines, 0, len(data), budget, structural)
+    paths = _heading_paths(headings)
     is_doc = language in ("markdown", "rst", "text")
     default_symbol = PurePosixPath(path).name if is_doc else MODULE_SYMBOL
-    paths = _heading_paths(headings)
     kind: ChunkKind = "section" if is_doc else "module"
-    pieces = trimmed_parts(data, elements, split_elements(elements, budget))
+    bounds = sorted({0, *(lines.row_start(row) for row in headings), len(data)})
+    units: list[tuple[int, int, int, int, bool]] = []  # start, end, start_row, end_row, whole
+    for start, end in pairwise(bounds):
+        elements = line_elements(lines, start, end, budget)
+        if not elements:
+            continue
+        parts = trimmed_parts(data, elements, split_elements(elements, budget))
+        for first, last in parts:
+            units.append((elements[first].start, elements[last].end, elements[first].start_row,
+                          elements[last].end_row, len(parts) == 1))
     chunks: list[Chunk] = []
-    for first, last in pieces:
-        start_row = elements[first].start_row
-        symbol = _symbol_at(paths, start_row, elements[last].end_row) or default_symbol
+    for start, end, start_row, end_row in _pack_small(units, budget):
+        symbol = _symbol_at(paths, start_row, end_row) or default_symbol
         chunks.append(
             Chunk(
                 path=path, symbol=symbol, kind=kind, language=language,
-                start_line=start_row + 1, end_line=elements[last].end_row + 1,
-                start_byte=elements[first].start, end_byte=elements[last].end,
-                text=data[elements[first].start : elements[last].end].decode("utf-8", "replace"),
+                start_line=start_row + 1, end_line=end_row + 1, start_byte=start, end_byte=end,
+                text=data[start:end].decode("utf-8", "replace").rstrip("\n"),
                 signature=symbol if symbol in paths.values() else "",
             )
         )
     return numbered(chunks)
+
+
+def _pack_small(
+    units: list[tuple[int, int, int, int, bool]], budget: int
+) -> list[tuple[int, int, int, int]]:
+    """Merge consecutive whole sections while they fit the budget together."""
+    packed: list[tuple[int, int, int, int]] = []
+    open_whole = False
+    for start, end, start_row, end_row, whole in units:
+        if packed and open_whole and whole and (end - packed[-1][0]) // 4 <= budget:
+            packed[-1] = (packed[-1][0], end, packed[-1][2], end_row)
+            continue
+        packed.append((start, end, start_row, end_row))
+        open_whole = whole
+    return packed
 
 
 def trimmed_parts(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import shutil
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -43,6 +44,7 @@ DB_NAME = "index.sqlite"
 EMBED_BATCH = 64  # chunks per embedding call while indexing
 SAVE_EVERY_SECONDS = 30.0  # vector checkpoints during a long full index
 SAVE_MIN_INTERVAL = 1.0  # debounce for vector saves after single-file updates
+FILES_PER_TRANSACTION = 32  # full index: files stored per SQLite transaction (commit cost)
 
 ProgressCallback = Callable[[IndexProgress], None]
 
@@ -120,7 +122,11 @@ class Indexer:
     # -- indexing ------------------------------------------------------------------------
     def index(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> IndexReport:
         """Reconcile the index with the files on disk; only changed files are re-chunked and
-        only chunks without a vector are embedded. Cancelling keeps what was done."""
+        only chunks without a vector are embedded. Cancelling keeps what was done.
+
+        Two passes: first every changed file is chunked and stored (BM25 then covers the whole
+        workspace within seconds), then the chunks without a vector are embedded, so dense
+        search joins progressively (`coverage()`)."""
         from codeqa_lsp.chunking.scanner import WorkspaceFilter, scan
 
         started = time.monotonic()
@@ -137,34 +143,26 @@ class Indexer:
             for path in sorted(known.keys() - {f.rel_path for f in result.files}):
                 report.chunks_removed += self.remove_file(path).chunks_removed
                 report.files_removed += 1
-            pending: list[Chunk] = []
-            last_checkpoint = time.monotonic()
-            total = len(result.files)
-            for done, scanned in enumerate(result.files, 1):
+            changed = [f.rel_path for f in result.files
+                       if (old := known.get(f.rel_path)) is None or old[:2] != (f.size, f.mtime)]
+            del known, result
+            done = report.files_seen - len(changed)
+            for start in range(0, len(changed), FILES_PER_TRANSACTION):
                 if cancel is not None and cancel.is_set():
                     report.cancelled = True
                     break
-                old = known.get(scanned.rel_path)
-                if old is None or old[0] != scanned.size or old[1] != scanned.mtime:
-                    update, new_chunks = self._sync_file(scanned.rel_path, None)
+                batch = changed[start : start + FILES_PER_TRANSACTION]
+                for update, _ in self._sync_files(batch, [None] * len(batch)):
                     if update.skipped_reason:
                         report.skipped[update.skipped_reason] += 1
                     elif update.chunks_added or update.chunks_removed:
                         report.files_changed += 1
                     report.chunks_added += update.chunks_added
                     report.chunks_removed += update.chunks_removed
-                    pending.extend(new_chunks)
-                if len(pending) >= EMBED_BATCH and report.embed_error is None:
-                    report.embedded += self._embed_guarded(pending, report)
-                    pending = []
-                if time.monotonic() - last_checkpoint > SAVE_EVERY_SECONDS:
-                    self._save_vectors()
-                    last_checkpoint = time.monotonic()
-                emit(IndexProgress("chunk", done, total, scanned.rel_path))
-            if not report.cancelled and report.embed_error is None:
+                done += len(batch)
+                emit(IndexProgress("chunk", done, report.files_seen, batch[-1]))
+            if not report.cancelled:
                 report.embedded += self._embed_missing(emit, cancel, report)
-            elif pending and report.embed_error is None:
-                report.embedded += self._embed_guarded(pending, report)
             emit(IndexProgress("save", 0, 1, "saving"))
             self._drop_orphan_vectors()
             self._save_vectors()
@@ -178,25 +176,25 @@ class Indexer:
 
     def _embed_missing(self, emit: ProgressCallback, cancel: threading.Event | None, report: IndexReport) -> int:
         """Embed every stored chunk that has no vector (new, or lost in a crash)."""
-        missing = [c for _, c in self.store.chunks_missing_labels(self.vectors.live_labels())]
+        missing = self.store.ids_missing_labels(self.vectors.live_labels())
         embedded = 0
+        last_checkpoint = time.monotonic()
         for start in range(0, len(missing), EMBED_BATCH):
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
                 break
-            embedded += self._embed_guarded(missing[start : start + EMBED_BATCH], report)
-            if report.embed_error is not None:
+            batch = self.store.get_chunks(missing[start : start + EMBED_BATCH])
+            try:
+                embedded += self._embed_and_add(batch)
+            except EmbedderError as exc:
+                log.error("embedding failed, keyword search only: %s", exc)
+                report.embed_error = str(exc)
                 break
+            if time.monotonic() - last_checkpoint > SAVE_EVERY_SECONDS:
+                self._save_vectors()  # a crash or kill loses at most this much embedding work
+                last_checkpoint = time.monotonic()
             emit(IndexProgress("embed", min(start + EMBED_BATCH, len(missing)), len(missing)))
         return embedded
-
-    def _embed_guarded(self, chunks: list[Chunk], report: IndexReport) -> int:
-        try:
-            return self._embed_and_add(chunks)
-        except EmbedderError as exc:
-            log.error("embedding failed, keyword search only: %s", exc)
-            report.embed_error = str(exc)
-            return 0
 
     def _embed_and_add(self, chunks: Sequence[Chunk]) -> int:
         """Vectors for `chunks` (cache first, then the model); returns texts sent to the model."""
@@ -220,64 +218,65 @@ class Indexer:
                 self.vectors.add([labels[i] for i in keep], np.stack([vectors[i] for i in keep]))  # type: ignore[misc]
         return len(misses)
 
-    def _sync_file(self, rel_path: str, text: str | None) -> tuple[UpdateReport, list[Chunk]]:
-        """Re-chunk one file and store the difference in one transaction (no embedding)."""
+    def _sync_files(self, paths: Sequence[str], texts: Sequence[str | None]) -> list[tuple[UpdateReport, list[Chunk]]]:
+        """Re-read (or take `text`), re-chunk and store the differences of some files in one
+        transaction; returns each file's report and its newly inserted chunks.
+
+        Reading happens under the write lock, so a concurrent `update_file` can never be
+        overwritten by an older version of the same file read a moment earlier."""
+        outcomes: list[tuple[UpdateReport, list[Chunk]]] = []
+        dead_labels: list[int] = []
+        with self.store.transaction() as conn:
+            for path, text in zip(paths, texts, strict=True):
+                update, inserted, dead = self._sync_file(conn, path, text)
+                outcomes.append((update, inserted))
+                dead_labels.extend(dead)
+        self.vectors.delete(dead_labels)
+        return outcomes
+
+    def _sync_file(
+        self, conn: sqlite3.Connection, rel_path: str, text: str | None
+    ) -> tuple[UpdateReport, list[Chunk], list[int]]:
         from codeqa_lsp.chunking.chunker import chunk_source
         from codeqa_lsp.chunking.scanner import Skip, read_source
 
-        with self.store.write_lock:
-            # The path rules (ignore files, excludes, secret file names) apply to single-file
-            # updates too: a save of `.env` must not sneak past the scanner's checks.
-            reason = self._filter.skip_reason(rel_path)
-            if reason is None and text is not None:
-                reason = _buffer_skip_reason(text, self.settings)
-            if reason:
-                return self._drop_file(rel_path, reason), []
-            if text is None:
-                try:
-                    source = read_source(self.root, rel_path, self.settings)
-                except OSError as exc:
-                    source = Skip(rel_path, f"unreadable: {type(exc).__name__}")
-                if isinstance(source, Skip):
-                    return self._drop_file(rel_path, source.reason), []
-                text, size, mtime, sha = source.text, source.size, source.mtime, source.sha256
+        # The path rules (ignore files, excludes, secret file names) apply to single-file
+        # updates too: a save of `.env` must not sneak past the scanner's checks.
+        reason = self._filter.skip_reason(rel_path)
+        size, mtime, sha = 0, -1.0, ""
+        if reason is None and text is not None:
+            reason = _buffer_skip_reason(text, self.settings)
+            data = text.encode("utf-8", "surrogatepass")
+            # mtime -1: an unsaved buffer; the next `index()` re-reads the disk version.
+            size, sha = len(data), hashlib.sha256(data).hexdigest()
+        elif reason is None:
+            source = read_source(self.root, rel_path, self.settings)  # never raises
+            if isinstance(source, Skip):
+                reason = source.reason
             else:
-                data = text.encode("utf-8", "surrogatepass")
-                # mtime -1: an unsaved buffer; the next `index()` re-reads the disk version.
-                size, mtime, sha = len(data), -1.0, hashlib.sha256(data).hexdigest()
-            now = time.time()
-            if self.store.file_hash(rel_path) == sha:
-                with self.store.transaction() as conn:
-                    self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
-                kept = len(self.store.chunk_ids_for(rel_path))
-                return UpdateReport(rel_path, chunks_kept=kept), []
-            try:
-                chunks = chunk_source(rel_path, text, language=None, max_tokens=self.settings.chunk_tokens)
-            except Exception as exc:  # a chunker bug must not stop the whole index
-                log.exception("chunking %s failed", rel_path)
-                return self._drop_file(rel_path, f"chunk_error: {type(exc).__name__}"), []
-            old = self.store.chunk_ids_for(rel_path)
-            new_ids = {c.id for c in chunks}
-            removed = [cid for cid in old if cid not in new_ids]
-            with self.store.transaction() as conn:
-                self.store.delete_chunks(conn, removed)
-                inserted = self.store.insert_chunks(conn, [c for c in chunks if c.id not in old])
-                self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
-            self.vectors.delete(old[cid] for cid in removed)
-            kept = len(old) - len(removed)
-            return UpdateReport(rel_path, len(inserted), len(removed), kept), inserted
-
-    def _drop_file(self, rel_path: str, reason: str) -> UpdateReport:
-        with self.store.transaction() as conn:
-            labels = self.store.delete_file(conn, rel_path)
-        self.vectors.delete(labels)
-        return UpdateReport(rel_path, chunks_removed=len(labels), skipped_reason=reason)
+                text, size, mtime, sha = source.text, source.size, source.mtime, source.sha256
+        if reason is not None or text is None:
+            dead = self.store.delete_file(conn, rel_path)
+            return UpdateReport(rel_path, chunks_removed=len(dead), skipped_reason=reason), [], dead
+        now = time.time()
+        old = self.store.chunk_ids_for(rel_path, conn)
+        if self.store.file_hash(rel_path, conn) == sha:
+            self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
+            return UpdateReport(rel_path, chunks_kept=len(old)), [], []
+        chunks = chunk_source(rel_path, text, language=None, max_tokens=self.settings.chunk_tokens)
+        new_ids = {c.id for c in chunks}
+        removed = [cid for cid in old if cid not in new_ids]
+        self.store.delete_chunks(conn, removed)
+        inserted = self.store.insert_chunks(conn, [c for c in chunks if c.id not in old])
+        self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
+        update = UpdateReport(rel_path, len(inserted), len(removed), len(old) - len(removed))
+        return update, inserted, [old[cid] for cid in removed]
 
     def update_file(self, rel_path: str, text: str | None = None) -> UpdateReport:
         """Re-chunk one file (from disk, or `text` for an unsaved buffer), embed only new
         chunks, drop removed ones: one SQLite transaction, then a (debounced) vector save."""
-        update, new_chunks = self._sync_file(rel_path, text)
-        embedded = self._embed_and_add(new_chunks) if new_chunks else 0
+        [(update, inserted)] = self._sync_files([rel_path], [text])
+        embedded = self._embed_and_add(inserted) if inserted else 0
         self._save_soon()
         if embedded:
             return UpdateReport(update.path, update.chunks_added, update.chunks_removed,
@@ -285,13 +284,11 @@ class Indexer:
         return update
 
     def remove_file(self, rel_path: str) -> UpdateReport:
-        with self.store.write_lock:
-            labels = self.store.chunk_ids_for(rel_path)
-            with self.store.transaction() as conn:
-                self.store.delete_file(conn, rel_path)
-            self.vectors.delete(labels.values())
+        with self.store.transaction() as conn:
+            dead = self.store.delete_file(conn, rel_path)
+        self.vectors.delete(dead)
         self._save_soon()
-        return UpdateReport(rel_path, chunks_removed=len(labels))
+        return UpdateReport(rel_path, chunks_removed=len(dead))
 
     # -- vector persistence --------------------------------------------------------------
     def _save_vectors(self) -> None:

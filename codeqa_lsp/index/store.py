@@ -165,8 +165,8 @@ class Store:
         rows = self._reader().execute("SELECT path, size, mtime, sha256 FROM files")
         return {path: (size, mtime, sha) for path, size, mtime, sha in rows}
 
-    def file_hash(self, path: str) -> str | None:
-        row = self._reader().execute("SELECT sha256 FROM files WHERE path = ?", (path,)).fetchone()
+    def file_hash(self, path: str, conn: sqlite3.Connection | None = None) -> str | None:
+        row = (conn or self._reader()).execute("SELECT sha256 FROM files WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
 
     def upsert_file(
@@ -264,12 +264,11 @@ class Store:
         )
         return [_row_to_chunk(r) for r in rows]
 
-    def chunks_missing_labels(self, present: set[int]) -> list[tuple[int, Chunk]]:
-        """Chunks whose label is not in `present` (not embedded yet), in file order."""
-        rows = self._reader().execute(
-            f"SELECT label, {_CHUNK_COLUMNS} FROM chunks ORDER BY path, start_line, part"
-        )
-        return [(r[0], _row_to_chunk(r[1:])) for r in rows if r[0] not in present]
+    def ids_missing_labels(self, present: set[int]) -> list[str]:
+        """Ids of chunks whose label is not in `present` (not embedded yet), in file order.
+        Ids only: the texts are fetched batch by batch, so memory stays flat on big repos."""
+        rows = self._reader().execute("SELECT id, label FROM chunks ORDER BY path, start_line, part")
+        return [cid for cid, label in rows if label not in present]
 
     def definitions(self, name: str) -> list[Chunk]:
         last = name.rsplit(".", 1)[-1]

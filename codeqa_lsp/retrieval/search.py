@@ -5,7 +5,8 @@ The pipeline for one query:
 1. analyse the query (identifiers it names, navigation or question; `query.py`);
 2. run the BM25 arm and, when any chunk is embedded, the dense arm, in parallel threads
    (SQLite, the embedder and hnswlib all release the GIL, so the two overlap);
-3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement);
+3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
+   apply the path priors (`priors.py`: tests and changelogs rarely answer a question);
 4. exact-symbol fast path: definitions the query names are put first for a navigation
    query (`where is parse_args`) and boosted for a question that mentions them;
 5. judge confidence (`floor.py`) and report the share of chunks embedded.
@@ -28,6 +29,7 @@ from codeqa_lsp.retrieval.filters import chunk_passes
 from codeqa_lsp.retrieval.floor import dense_floor, judge
 from codeqa_lsp.retrieval.fusion import DEFAULT_FUSION, FusionConfig, fuse
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
+from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.query import QueryInfo, analyze, symbol_matches
 
 if TYPE_CHECKING:
@@ -141,6 +143,11 @@ class HybridSearcher:
                 "dense": [(c.id, s) for c, s in arms.dense or []],
             },
             self.fusion,
+        )
+        priors = QueryPriors(info.text)
+        fused = sorted(
+            ((doc, score * priors.factor(chunks[doc])) for doc, score in fused),
+            key=lambda item: -item[1],
         )
         named = self._named_definitions(info, filters)
         if not named:

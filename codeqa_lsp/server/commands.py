@@ -106,6 +106,7 @@ def get_position(command: str, obj: dict[str, Any]) -> types.Position:
     for name, value in (("line", line), ("character", character)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise _bad(command, f"'position.{name}' must be a non-negative integer")
+    assert isinstance(line, int) and isinstance(character, int)
     return types.Position(line=line, character=character)
 
 

@@ -63,8 +63,7 @@ async def did_change_watched_files(ls: CodeQAServer, params: types.DidChangeWatc
         path = uri_to_path(change.uri)
         if path is None:
             continue
-        action = "remove" if change.type == types.FileChangeType.Deleted else "update"
-        ls.folders.file_changed(path, action)
+        ls.folders.file_changed(path, "remove" if change.type == types.FileChangeType.Deleted else "update")
 
 
 def register(server: CodeQAServer) -> None:

@@ -87,9 +87,10 @@ def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types
     """(read pool) The hover for `position`, or None when there is nothing to show."""
     found = ls.folders.folder_for_uri(uri)
     ready = ls.folders.ready()
-    if found is not None and found[0].workspace is not None:
+    workspace: Workspace | None = found[0].workspace if found is not None else None
+    if found is not None and workspace is not None:
         folder, path = found
-        root, workspace, current = folder.root, folder.workspace, folder.relpath(path)
+        root, current = folder.root, folder.relpath(path)
     elif ready:
         root, workspace, current = ready[0][0].root, ready[0][1], None
     else:

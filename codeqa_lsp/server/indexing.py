@@ -252,19 +252,20 @@ class FolderManager:
         """(writer thread) One full index run (warm start: only changed files)."""
         workspace = self._open(folder)
         if force:
-            workspace = self._rebuild(folder, workspace)
+            self._drop_all(workspace, cancel)
         return workspace.index(progress=progress, cancel=cancel)
 
     @staticmethod
-    def _rebuild(folder: Folder, workspace: Workspace) -> Workspace:
+    def _drop_all(workspace: Workspace, cancel: threading.Event) -> None:
         """(writer thread) Drop every file from the index so the run re-chunks them all.
 
         Goes through the public `remove_file` so the SQLite rows and the vectors stay
         consistent; re-embedding is mostly served by the embedding cache.
         """
         for rel in sorted({chunk.path for chunk in workspace.chunks()}):
+            if cancel.is_set():
+                return
             workspace.remove_file(rel)
-        return workspace
 
     # -- saves and watched files --------------------------------------------------------------------
     def file_changed(self, path: Path, action: Action) -> None:
@@ -341,7 +342,7 @@ class FolderManager:
         files = chunks = embedded = 0
         skipped: Counter[str] = Counter()
         last: float | None = None
-        embedder = settings.embedder
+        embedder: str = settings.embedder
         for folder, workspace in self.ready():
             try:
                 status = workspace.status()

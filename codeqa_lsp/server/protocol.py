@@ -108,7 +108,7 @@ class RobustProtocol(LanguageServerProtocol):
         """Called by the JSON decoder for every object: keep plain dicts (see module doc)."""
         return data
 
-    def handle_message(self, message: Any) -> None:  # type: ignore[override]
+    def handle_message(self, message: Any) -> None:
         try:
             self._handle_raw(message)
         except Exception as exc:  # a bug here must not leave the client waiting

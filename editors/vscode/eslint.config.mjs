@@ -19,7 +19,16 @@ export default tseslint.config(
   {
     files: ["scripts/**/*.mjs"],
     languageOptions: {
-      globals: { process: "readonly", console: "readonly", URL: "readonly", setTimeout: "readonly", WebSocket: "readonly", Buffer: "readonly", fetch: "readonly" },
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        URL: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        WebSocket: "readonly",
+        Buffer: "readonly",
+        fetch: "readonly",
+      },
     },
   },
 );

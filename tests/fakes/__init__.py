@@ -32,6 +32,7 @@ from tests.fakes.llm_server import (
     RecordedRequest,
     Reply,
     SlowLoris,
+    Stall,
     Status,
     unused_port_url,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "SlowLoris",
+    "Stall",
     "Status",
     "fake_llm",
     "unused_port_url",

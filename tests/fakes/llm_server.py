@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import json
 import re
+import select
 import socket
 import struct
 import threading
@@ -99,13 +100,26 @@ class SlowLoris:
 
 
 @dataclass(frozen=True)
+class Stall:
+    """Stream `after_deltas` pieces of `text`, then go silent (a model that hangs mid-answer).
+
+    The handler watches the socket while silent, so a client that gives up (cancellation)
+    is seen at once: `server.disconnected` is set.
+    """
+
+    text: str = "The model starts answering and then stalls"
+    after_deltas: int = 1
+    seconds: float = 300.0
+
+
+@dataclass(frozen=True)
 class Malformed:
     """A 200 whose body (or first SSE event) is not valid JSON."""
 
     body: str = '{"id": "broken", "choices": [ {"delta": '
 
 
-Behaviour = Reply | Status | CutStream | SlowLoris | Malformed
+Behaviour = Reply | Status | CutStream | SlowLoris | Stall | Malformed
 
 
 class FakeLLMServer:
@@ -118,6 +132,7 @@ class FakeLLMServer:
         self._scripts: dict[str, deque[Behaviour]] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self.disconnected = threading.Event()  # a client hung up on a silent (stalled) response
         self._connections: set[socket.socket] = set()
         self._httpd = _Server((host, port), _Handler)
         self._httpd.fake = self
@@ -284,7 +299,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(behaviour, Malformed):
             if request.stream:
                 self._start_stream()
-                self._chunk(f"data: {behaviour.body}\n\n".encode())
+                # The anthropic SDK ignores events without a name: give it one it parses.
+                event = "event: message_start\n" if endpoint == "messages" else ""
+                self._chunk(f"{event}data: {behaviour.body}\n\n".encode())
                 self._end_stream()
             else:
                 self._send_raw(200, behaviour.body.encode(), "application/json")
@@ -297,14 +314,38 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("content-length", "4096")
             self.end_headers()
             self.wfile.flush()
-            self.server.fake._stopping.wait(behaviour.seconds)
-            self.close_connection = True
+            self._stay_silent(behaviour.seconds)
+        elif isinstance(behaviour, Stall):
+            self._start_stream()
+            model = str(request.body.get("model") or "fake-model")
+            events = list((_openai_events if endpoint == "chat" else _anthropic_events)(
+                request.body, model, _split(behaviour.text, behaviour.after_deltas + 2), 10, 10))
+            opening = 1 if endpoint == "chat" else 3
+            for event in events[: opening + behaviour.after_deltas]:
+                self._chunk(event)
+            self._stay_silent(behaviour.seconds)
         elif endpoint == "embeddings":
             self._send_json(200, self._embeddings(request))
         elif isinstance(behaviour, CutStream):
             self._cut(behaviour, request)
         else:
             self._reply(behaviour, request)
+
+    def _stay_silent(self, seconds: float) -> None:
+        """Send nothing until the client hangs up, the server stops or `seconds` pass."""
+        fake = self.server.fake
+        deadline = time.monotonic() + seconds
+        self.close_connection = True
+        while not fake._stopping.is_set() and time.monotonic() < deadline:
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if readable:
+                try:
+                    data = self.connection.recv(1, socket.MSG_PEEK)
+                except OSError:
+                    data = b""
+                if not data:
+                    fake.disconnected.set()
+                    return
 
     # -- successful answers --------------------------------------------------------------
     def _reply(self, reply: Reply, request: RecordedRequest) -> None:

@@ -13,6 +13,7 @@ from tests.fakes.llm_server import (
     Malformed,
     Reply,
     SlowLoris,
+    Stall,
     Status,
     embed_text,
     unused_port_url,
@@ -179,3 +180,17 @@ def test_stop_releases_a_client_stuck_in_slow_loris() -> None:
     server.stop()
     thread.join()
     assert errors and isinstance(errors[0], openai.APIConnectionError | openai.APIError)
+
+
+def test_stall_sees_the_client_hang_up(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script("chat", Stall("first second third", after_deltas=1))
+    stream = _openai(fake_llm, timeout=600.0).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+    pieces = []
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            pieces.append(chunk.choices[0].delta.content)
+            break
+    stream.close()
+    assert fake_llm.disconnected.wait(30), "the server never saw the client close the stream"
+    assert pieces == ["first "]

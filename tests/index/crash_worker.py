@@ -6,6 +6,7 @@ imports are done so the parent's random kill delay measures indexing work, not s
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -21,7 +22,10 @@ def rewrite(root: Path, rng: random.Random) -> str:
     returns = [i for i, line in enumerate(lines) if line.strip().startswith("return total")]
     i = rng.choice(returns)
     lines[i] = f"        return total + {rng.randrange(10**6)}\n"
-    target.write_text("".join(lines), "utf-8")
+    # Atomic, so a kill never leaves a half-written *workspace* file: the index is on trial.
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text("".join(lines), "utf-8")
+    os.replace(tmp, target)
     return target.relative_to(root).as_posix()
 
 
@@ -31,6 +35,7 @@ def main() -> None:
     print("ready", flush=True)
     indexer = Indexer(root, Settings(embedder="hash", index_dir=index_dir))
     indexer.index()
+    print("indexed", flush=True)
     while True:
         indexer.update_file(rewrite(root, rng))
 

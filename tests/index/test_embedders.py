@@ -112,3 +112,26 @@ def test_openai_key_never_logged(fake_llm: FakeLLMServer, caplog: pytest.LogCapt
     OpenAIEmbedder(_openai_settings(fake_llm)).embed(["x"])
     assert "sk-test-secret-key" not in caplog.text
     assert os.environ.get("OPENAI_API_KEY") != "sk-test-secret-key"
+
+
+def test_indexer_with_openai_embedder_and_a_bad_key(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    """Vectors come from the endpoint; when it refuses the key, keyword search still works."""
+    from codeqa_lsp.index.indexer import Indexer
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def parse_config(path):\n    return open(path).read()\n")
+    settings = _openai_settings(fake_llm, index_dir=str(tmp_path / "idx"))
+    indexer = Indexer(root, settings)
+    try:
+        report = indexer.index()
+        assert report.embed_error is None and report.embedded == 1 and indexer.coverage() == 1.0
+        assert [c.symbol for c, _ in indexer.dense("parse config", 1)] == ["parse_config"]
+        fake_llm.script("embeddings", Status(401))
+        (root / "b.py").write_text("def load_settings():\n    return {}\n")
+        report = indexer.index()
+        assert report.embed_error is not None and "HTTP 401" in report.embed_error
+        assert [c.symbol for c, _ in indexer.bm25("load_settings", 1)] == ["load_settings"]
+        assert indexer.coverage() == 0.5
+    finally:
+        indexer.close()

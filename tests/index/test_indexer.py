@@ -156,22 +156,25 @@ def test_cancel_keeps_work_and_resumes(
 ) -> None:
     import threading
 
-    root = make_workspace(files=10)
+    from codeqa_lsp.index.indexer import FILES_PER_TRANSACTION
+
+    files = 2 * FILES_PER_TRANSACTION + 5
+    root = make_workspace(files=files, functions=1)
     indexer = open_indexer(root, hash_settings())
     cancel = threading.Event()
-    seen: list[int] = []
 
     def progress(p) -> None:  # type: ignore[no-untyped-def]
         if p.phase == "chunk":
-            seen.append(p.done)
-            if p.done == 4:
-                cancel.set()
+            cancel.set()  # after the first stored batch
 
     report = indexer.index(progress=progress, cancel=cancel)
-    assert report.cancelled and 0 < indexer.status().files < 10
+    assert report.cancelled and indexer.status().files == FILES_PER_TRANSACTION
+    assert indexer.coverage() == 0.0  # embedding comes after chunking; BM25 already works
+    assert indexer.bm25("compute_total_0_0", 1)[0][0].symbol == "compute_total_0_0"
     resumed = indexer.index()
-    assert not resumed.cancelled and indexer.status().files == 10
-    assert resumed.files_changed == 10 - 4
+    assert not resumed.cancelled and indexer.status().files == files
+    assert resumed.files_changed == files - FILES_PER_TRANSACTION
+    assert resumed.embedded == resumed.chunks_total
     snapshot(indexer)
 
 

@@ -36,9 +36,11 @@ class RawClient:
         self.on_server_request: Callable[[dict[str, Any]], Any] | None = None
 
     @classmethod
-    async def start(cls, env: dict[str, str] | None = None, cwd: Path | None = None) -> RawClient:
+    async def start(
+        cls, env: dict[str, str] | None = None, cwd: Path | None = None, args: list[str] | None = None
+    ) -> RawClient:
         proc = await asyncio.create_subprocess_exec(
-            *SERVER_CMD,
+            *SERVER_CMD, *(args or []),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL, env={**os.environ, **(env or {})}, cwd=cwd,
             limit=64 * 1024 * 1024,
@@ -89,13 +91,16 @@ class RawClient:
     async def command(self, name: str, *arguments: Any) -> dict[str, Any]:
         return await self.request("workspace/executeCommand", {"command": name, "arguments": list(arguments)})
 
-    async def initialize(self, root: Path, options: dict[str, Any], capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def initialize(
+        self, root: Path, options: Any, capabilities: dict[str, Any] | None = None,
+        extra_roots: tuple[Path, ...] = (),
+    ) -> dict[str, Any]:
         response = await self.request(
             "initialize",
             {
                 "processId": os.getpid(),
                 "rootUri": root.as_uri(),
-                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "workspaceFolders": [{"uri": r.as_uri(), "name": r.name} for r in (root, *extra_roots)],
                 "capabilities": capabilities or {"window": {"workDoneProgress": True}},
                 "initializationOptions": options,
             },

@@ -147,13 +147,13 @@ async def test_full_flow(client: LanguageClient, recorder: Recorder, tmp_path: P
     )
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     await eventually(lambda: len(ended(client)) >= 2)
-    result = as_dict(await command(client, "codeqa.ask", {"question": "how are settings loaded?", "requestId": "q2"}))
-    assert result["provider"] == "openai" and result["model"] == "gpt-test"
+    result = as_dict(await command(client, "codeqa.ask", {"question": "how are settings loaded from the config file?", "requestId": "q2", "path": "app/**"}))
+    assert result["provider"] == "openai" and result["model"] == "gpt-test", result
     assert "load_settings" in result["answer"]
     assert_citations_match_definitions(root, result)
     q2_deltas = [d["text"] for d in recorder.deltas if d["requestId"] == "q2"]
     assert len(q2_deltas) >= 2 and "".join(q2_deltas).startswith("Settings are read")
-    assert any("how are settings loaded?" in str(r.body) for r in fake_llm.requests_to("chat"))
+    assert any("how are settings loaded from the config file?" in str(r.body) for r in fake_llm.requests_to("chat"))
 
     # -- edit + didSave: the next search sees the new code, the old is gone ------------------------
     cache = root / "app" / "cache.py"

@@ -1,5 +1,4 @@
 (function_item name: (identifier) @name) @definition.function
-(function_signature_item name: (identifier) @name) @definition.function
 (struct_item name: (type_identifier) @name) @definition.class
 (enum_item name: (type_identifier) @name) @definition.class
 (union_item name: (type_identifier) @name) @definition.class

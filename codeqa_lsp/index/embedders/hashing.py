@@ -21,7 +21,7 @@ from codeqa_lsp.index.tokens import tokenize
 DEFAULT_DIM = 384
 
 
-@lru_cache(maxsize=500_000)
+@lru_cache(maxsize=65_536)
 def _bucket(token: str, dim: int) -> tuple[int, float]:
     digest = hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     value = int.from_bytes(digest, "little")

@@ -97,6 +97,21 @@ H.run(function()
   local text_py = root .. '/util/text.py'
   vim.cmd('cd ' .. vim.fn.fnameescape(root))
 
+  local function wait_for_answer(what)
+    return H.wait_for(what, function()
+      return ui.current and ui.current.done and ui.current
+    end)
+  end
+
+  --- The quickfix list has an entry in `file` covering `line`.
+  local function assert_cited(file, line, what)
+    local qf = vim.fn.getqflist({ items = 1 }).items
+    local suffix = file:sub(#root + 1)
+    local item = has_item(qf, suffix, line)
+    H.ok(item, what .. ' cited (' .. suffix .. ':' .. line .. '):\n' .. qf_summary(qf))
+    return item
+  end
+
   local statuslines = {}
   local record = vim.notify
   vim.notify = function(message, level)
@@ -158,9 +173,7 @@ H.run(function()
     vim.cmd('edit ' .. vim.fn.fnameescape(cart))
     vim.fn.setqflist({}, 'r')
     vim.cmd('CodeQAAsk how is the cart total computed with a discount?')
-    local view = H.wait_for('the answer window', function()
-      return ui.current and ui.current.done and ui.current
-    end)
+    local view = wait_for_answer('the answer window')
     H.ok(vim.api.nvim_win_is_valid(view.win), 'the float is open')
     H.ok(vim.api.nvim_win_get_config(view.win).relative ~= '', 'it is floating')
     H.eq(vim.bo[view.buf].filetype, 'markdown')
@@ -198,13 +211,46 @@ H.run(function()
 
   H.test('q closes the float', function()
     vim.cmd('CodeQAAsk what does apply_coupon do with an unknown code?')
-    local view = H.wait_for('the answer window', function()
-      return ui.current and ui.current.done and ui.current
-    end)
+    local view = wait_for_answer('the answer window')
     vim.api.nvim_set_current_win(view.win)
     H.press('q')
     H.eq(#H.floats(), 0)
     H.eq(ui.current, nil)
+  end)
+
+  H.test('q while the answer is coming cancels it quietly', function()
+    vim.fn.setqflist({}, ' ', { title = 'before', items = { { filename = cart, lnum = 1, text = 'before' } } })
+    H.clear_notifications()
+    vim.cmd('CodeQAAsk what does shipping_cost return for express parcels?')
+    local view = ui.current
+    H.ok(view and not view.done and view.request, 'the request is under way')
+    vim.api.nvim_set_current_win(view.win)
+    H.press('q')
+    H.eq(#H.floats(), 0)
+    H.ok(view.request.cancelled, 'cancel sent')
+    H.wait_for('the server to reply to the cancelled request', function()
+      return view.request.replied
+    end)
+    vim.wait(50)
+    H.eq(vim.fn.getqflist({ title = 1 }).title, 'before', 'the quickfix list is untouched')
+    H.eq(#H.floats(), 0, 'no window popped up again')
+    H.eq(H.notifications, {}, 'nothing reported')
+  end)
+
+  H.test('leaving the window while the answer is coming keeps the citations', function()
+    vim.fn.setqflist({}, 'r')
+    H.clear_notifications()
+    vim.cmd('CodeQAAsk how are coupon codes applied?')
+    local view = ui.current
+    H.ok(view and not view.done, 'the request is under way')
+    vim.cmd('wincmd p')
+    local note = H.wait_for('the "answer ready" note', function()
+      return H.notifications_matching('answer ready')[1]
+    end)
+    H.ok(note.message:match('%d+ citations in the quickfix list'), note.message)
+    H.eq(#H.floats(), 0, 'the window stayed closed')
+    local def_line = H.lines_matching(cart, '^def apply_coupon')[1]
+    assert_cited(cart, def_line, 'apply_coupon')
   end)
 
   H.test(':CodeQAAsk without a question prompts with vim.ui.input', function()
@@ -217,12 +263,8 @@ H.run(function()
     vim.cmd('CodeQAAsk')
     vim.ui.input = input
     H.eq(prompted, 'Ask CodeQA: ')
-    H.wait_for('the answer window', function()
-      return ui.current and ui.current.done
-    end)
-    local qf = vim.fn.getqflist({ items = 1 }).items
-    local def_line = H.lines_matching(shipping, '^def shipping_cost')[1]
-    H.ok(has_item(qf, '/shop/shipping.py', def_line), 'shipping_cost cited:\n' .. qf_summary(qf))
+    wait_for_answer('the answer window')
+    assert_cited(shipping, H.lines_matching(shipping, '^def shipping_cost')[1], 'shipping_cost')
     ui.close()
   end)
 
@@ -269,12 +311,9 @@ H.run(function()
     vim.api.nvim_win_set_cursor(0, { def_line + 3, 8 }) -- inside the body
     vim.fn.setqflist({}, 'r')
     vim.cmd('CodeQAExplain')
-    local view = H.wait_for('the explanation window', function()
-      return ui.current and ui.current.done and ui.current
-    end)
+    local view = wait_for_answer('the explanation window')
     H.contains(H.buffer_text(view.buf), 'apply_coupon')
-    local qf = vim.fn.getqflist({ items = 1 }).items
-    H.ok(has_item(qf, '/shop/cart.py', def_line), 'apply_coupon cited:\n' .. qf_summary(qf))
+    assert_cited(cart, def_line, 'apply_coupon')
     ui.close()
   end)
 
@@ -307,12 +346,10 @@ H.run(function()
     vim.api.nvim_win_set_cursor(0, { def_line, 4 })
     H.eq(ui.current, nil)
     vim.lsp.codelens.run()
-    local view = H.wait_for('the explanation from the lens', function()
-      return ui.current and ui.current.done and ui.current
-    end)
+    local view = wait_for_answer('the explanation from the lens')
+    H.eq(view.title, 'Explain Cart.add_item')
     H.contains(H.buffer_text(view.buf), 'add_item')
-    local qf = vim.fn.getqflist({ items = 1 }).items
-    H.ok(has_item(qf, '/shop/cart.py', def_line), 'add_item cited:\n' .. qf_summary(qf))
+    assert_cited(cart, def_line, 'add_item')
     ui.close()
   end)
 

@@ -136,6 +136,22 @@ H.run(function()
     H.eq(lines[#lines], '_extractive · low confidence_')
   end)
 
+  H.test('answer_lines() puts the question on top and keeps sources mapped', function()
+    local lines, targets = render.answer_lines(result, '/w', 'how is the\ntotal computed?')
+    H.eq(lines[1], '# how is the total computed?')
+    H.eq(lines[2], '')
+    H.eq(lines[3], 'The total is summed [1] and discounted [2].')
+    for line, citation in pairs(targets) do
+      H.ok(lines[line]:find('[' .. citation.number .. '] shop/cart.py:', 1, true), lines[line])
+    end
+    H.eq(vim.tbl_count(targets), 2)
+  end)
+
+  H.test('streaming_lines() shows a placeholder, then the text so far', function()
+    H.eq(render.streaming_lines('why?', ''), { '# why?', '', '_Searching the code…_' })
+    H.eq(render.streaming_lines('why?', 'Because [1](file:///a.py#L1-L2)\nof'), { '# why?', '', 'Because [1]', 'of' })
+  end)
+
   H.test('answer_lines() shows provider errors and copes with an empty answer', function()
     local lines = render.answer_lines({ answer = '', citations = {}, error = 'timeout after 60 s', provider = 'openai', model = 'gpt-x', confident = true })
     H.eq(lines[1], '_No answer._')

@@ -121,6 +121,11 @@ async function screenshot(debugPort, file) {
   fs.writeFileSync(file, Buffer.from(data, "base64"));
 }
 
+function findFiles(dir, pattern) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true }).map((f) => path.join(dir, String(f))).filter((f) => pattern.test(f));
+}
+
 function readReport(file) {
   try {
     return JSON.parse(fs.readFileSync(file, "utf8"));
@@ -168,6 +173,9 @@ function assertReport(report, workspace) {
   const errors = report.errors ?? [];
   check("hook finished without errors", report.phase === "done" && errors.length === 0, errors.join(" | ").slice(0, 2000));
 
+  const warnings = (report.serverMessages ?? []).filter((m) => m.type <= 2);
+  check("the server reported no errors or warnings (settings were valid)", warnings.length === 0, JSON.stringify(warnings));
+
   const server = report.server ?? {};
   check("server started (initialize answered)", server.running === true && Boolean(server.serverInfo?.name), JSON.stringify(server));
 
@@ -199,7 +207,11 @@ function assertReport(report, workspace) {
 
   const lens = report.codeLens ?? {};
   check("code lenses offer Explain (codeqa.showAnswer)", lens.lenses >= 1 && /Explain/.test(lens.title ?? ""), JSON.stringify({ lenses: lens.lenses, title: lens.title }));
-  check("code lens answer arrived via codeqa/answer in the same panel", lens.rendered?.phase === "done" && (lens.answer?.citations ?? []).length > 0, JSON.stringify({ rendered: lens.rendered, panelTitle: lens.panelTitle }));
+  check(
+    "code lens answer (codeqa.showAnswer → codeqa/answer) rendered in the same panel, about charge_card",
+    lens.rendered?.phase === "done" && lens.rendered.sources > 0 && (lens.answer?.citations ?? []).some((c) => c.symbol === "charge_card"),
+    JSON.stringify({ rendered: lens.rendered, panelTitle: lens.panelTitle, citations: lens.answer?.citations?.map((c) => c.symbol) }),
+  );
 
   const ask = report.ask ?? {};
   const askCites = ask.result?.citations ?? [];
@@ -232,7 +244,7 @@ function assertReport(report, workspace) {
   const note = (failure.notifications ?? []).find((n) => n.kind === "cannot-start");
   check(
     "a bad codeqa.server.path gives the cannot-start notification",
-    Boolean(note) && note.message.includes("/nonexistent/codeqa-e2e/codeqa-lsp") && failure.running === false && failure.statusBarPhase === "failed",
+    Boolean(note) && note.message.includes("`/nonexistent/codeqa-e2e/codeqa-lsp` was not found") && failure.running === false && failure.statusBarPhase === "failed",
     JSON.stringify(failure),
   );
 }
@@ -277,7 +289,7 @@ async function main() {
   startGroup(
     "chromium",
     args.chromium,
-    ["--no-sandbox", "--disable-gpu", "--headless", `--remote-debugging-port=${debugPort}`, "--window-size=1600,1000", `--user-data-dir=${path.join(tmp, "chromium")}`, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`],
+    ["--no-sandbox", "--disable-gpu", "--headless", `--remote-debugging-port=${debugPort}`, "--window-size=1600,1350", `--user-data-dir=${path.join(tmp, "chromium")}`, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`],
     env,
   );
 
@@ -321,6 +333,10 @@ function finish(code) {
     for (const name of ["code-server", "chromium"]) {
       const file = path.join(tmp, `${name}.log`);
       if (fs.existsSync(file)) console.log(`--- last lines of ${name}.log ---\n${fs.readFileSync(file, "utf8").split("\n").slice(-25).join("\n")}`);
+    }
+    // The extension's output channel (server stderr and client log), as code-server saved it.
+    for (const file of findFiles(path.join(tmp, "user-data", "logs"), /CodeQA\.log$/)) {
+      console.log(`--- last lines of ${path.basename(file)} ---\n${fs.readFileSync(file, "utf8").split("\n").slice(-40).join("\n")}`);
     }
   }
   if (!args.keep) fs.rmSync(tmp, { recursive: true, force: true });

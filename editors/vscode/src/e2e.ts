@@ -53,7 +53,7 @@ export async function runE2e(outFile: string, api: CodeQaApi): Promise<void> {
     await step("indexing", () => indexingStep(api));
     await step("search", () => searchStep(api, scenario.search));
     await step("explain", () => explainStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain));
-    await step("codeLens", () => codeLensStep(api, vscode.Uri.joinPath(folder, scenario.explain.path)));
+    await step("codeLens", () => codeLensStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain.line));
     await step("ask", () => askStep(api, scenario.ask));
     await step("citationClick", () => citationClickStep(api));
     // The answer panel and the cited code are on screen now: let the harness take its screenshot.
@@ -66,6 +66,7 @@ export async function runE2e(outFile: string, api: CodeQaApi): Promise<void> {
   } catch (error) {
     report.errors.push(error instanceof Error ? error.stack ?? error.message : String(error));
   }
+  report.serverMessages = api.server.serverMessages;
   report.phase = "done";
   report.finishedAt = Date.now();
   write();
@@ -126,7 +127,7 @@ async function explainStep(api: CodeQaApi, uri: vscode.Uri, position: { line: nu
   return { result: answerSummary(result), deltas: api.panel.deltasReceived, rendered };
 }
 
-async function codeLensStep(api: CodeQaApi, uri: vscode.Uri): Promise<unknown> {
+async function codeLensStep(api: CodeQaApi, uri: vscode.Uri, line: number): Promise<unknown> {
   let lenses: vscode.CodeLens[] = [];
   await waitFor(
     async () => {
@@ -136,7 +137,9 @@ async function codeLensStep(api: CodeQaApi, uri: vscode.Uri): Promise<unknown> {
     30_000,
     "code lenses",
   );
-  const lens = lenses.find((l) => l.command?.command === ServerCommands.showAnswer)!;
+  // The innermost Explain lens above the scenario's line: the same function Explain ran on.
+  const explainLenses = lenses.filter((l) => l.command?.command === ServerCommands.showAnswer && l.range.start.line <= line);
+  const lens = explainLenses.sort((a, b) => b.range.start.line - a.range.start.line)[0] ?? lenses[0];
   api.panel.begin("(waiting for the code lens answer)", "none");
   await vscode.commands.executeCommand(lens.command!.command, ...(lens.command!.arguments ?? []));
   const rendered = await api.panel.waitForRender((r) => r.phase === "done" || r.phase === "error");

@@ -11,9 +11,12 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import {
   CloseAction,
+  DidChangeConfigurationNotification,
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
+  MessageType,
+  ShowMessageNotification,
   State,
   type LanguageClientOptions,
   type ServerOptions,
@@ -24,6 +27,7 @@ import {
 import { Notifications, ServerCommands, type AnswerDelta, type AnswerResult } from "./protocol";
 import {
   API_KEY_ENV,
+  cannotStartMessage,
   configurationItem,
   describeCommand,
   findOnPath,
@@ -62,6 +66,10 @@ export class CodeQaServer implements vscode.Disposable {
   /** The command last used, for the "cannot start" notification and the e2e report. */
   command: ServerCommand | undefined;
   lastStartError: string | undefined;
+  /** `window/showMessage` from the server (e.g. invalid settings), kept for the e2e report. */
+  readonly serverMessages: Array<{ type: number; message: string }> = [];
+  /** The server registered for didChangeConfiguration: the client feature pushes changes then. */
+  private configurationRegistered = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -125,9 +133,23 @@ export class CodeQaServer implements vscode.Disposable {
   /** Pushes changed settings; the server re-pulls `workspace/configuration` on this notification. */
   async settingsChanged(): Promise<void> {
     this.wire = await this.readSettings();
-    if (this.isRunning) {
-      await this.client!.sendNotification("workspace/didChangeConfiguration", { settings: { codeqa: this.wire } });
-    }
+    if (this.isRunning && !this.configurationRegistered) await this.pushSettings();
+  }
+
+  /**
+   * Sends `workspace/didChangeConfiguration` with the *wire* settings. The client library would
+   * send the raw `codeqa` section, which nests client-only keys (`server.path`) the server does
+   * not know, so the middleware routes its pushes here instead.
+   */
+  private async pushSettings(): Promise<void> {
+    await this.client?.sendNotification(DidChangeConfigurationNotification.type, { settings: { codeqa: this.wire } });
+  }
+
+  private showServerMessage(type: MessageType, message: string): void {
+    this.serverMessages.push({ type, message });
+    if (type === MessageType.Error) void vscode.window.showErrorMessage(message);
+    else if (type === MessageType.Warning) void vscode.window.showWarningMessage(message);
+    else void vscode.window.showInformationMessage(message);
   }
 
   private async doStart(): Promise<boolean> {
@@ -146,6 +168,8 @@ export class CodeQaServer implements vscode.Disposable {
     const client = new LanguageClient("codeqa", "CodeQA", serverOptions, this.clientOptions());
     client.onNotification(Notifications.answerDelta, (delta: AnswerDelta) => this.events.onAnswerDelta(delta));
     client.onNotification(Notifications.answer, (result: AnswerResult) => this.events.onAnswer(result));
+    client.onNotification(ShowMessageNotification.type, (params) => this.showServerMessage(params.type, params.message));
+    this.configurationRegistered = false;
     this.client = client;
     try {
       await client.start();
@@ -177,6 +201,11 @@ export class CodeQaServer implements vscode.Disposable {
       },
       middleware: {
         workspace: {
+          didChangeConfiguration: async () => {
+            this.configurationRegistered = true;
+            this.wire = await this.readSettings();
+            await this.pushSettings();
+          },
           configuration: async (params, token, next) => {
             const fallback = await next(params, token);
             if (fallback instanceof Error || !Array.isArray(fallback)) return fallback;
@@ -216,14 +245,7 @@ export class CodeQaServer implements vscode.Disposable {
     this.lastStartError = message;
     this.output.appendLine(`[codeqa] cannot start ${describeCommand(command)}: ${message}`);
     this.events.onStateChange("failed", "cannot start");
-    const hint =
-      command.source === "setting"
-        ? "Check the `codeqa.server.path` setting."
-        : "Install it (`pip install codeqa-lsp`) or set `codeqa.server.path`.";
-    this.notifier.error(
-      `CodeQA: cannot start the language server \`${describeCommand(command)}\`: ${firstLine(message)}. ${hint}`,
-      "cannot-start",
-    );
+    this.notifier.error(cannotStartMessage(command, message), "cannot-start");
   }
 
   private async readSettings(): Promise<WireSettings> {
@@ -258,10 +280,6 @@ function isExecutable(candidate: string): boolean {
   } catch {
     return false;
   }
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0].replace(/\.$/, "");
 }
 
 interface PythonExtensionApi {

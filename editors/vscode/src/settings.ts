@@ -134,3 +134,20 @@ export function describeCommand(command: ServerCommand): string {
   const quoted = [command.command, ...command.args].map((part) => (/\s/.test(part) ? `"${part}"` : part));
   return quoted.join(" ");
 }
+
+/**
+ * The "cannot start" notification text: what was run, why it failed in plain words, and what to
+ * do about it. The launcher's raw error ("Launching server using command X failed. Error: spawn X
+ * ENOENT") is reduced to its cause; the full text goes to the log.
+ */
+export function cannotStartMessage(command: ServerCommand, rawError: string): string {
+  const described = describeCommand(command);
+  let cause = rawError.split("\n")[0].replace(/\.$/, "");
+  if (/ENOENT/.test(rawError)) cause = `\`${command.command}\` was not found`;
+  else if (/EACCES/.test(rawError)) cause = `\`${command.command}\` is not executable`;
+  const hint =
+    command.source === "setting"
+      ? "Check the `codeqa.server.path` setting."
+      : "Install the server (`pip install codeqa-lsp`) or set `codeqa.server.path`.";
+  return `CodeQA: cannot start the language server (${described}): ${cause}. ${hint}`;
+}

@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { describe, it } from "node:test";
 import {
   SERVER_SETTING_KEYS,
+  cannotStartMessage,
   configurationItem,
   describeCommand,
   findOnPath,
@@ -112,5 +113,20 @@ describe("server command", () => {
 
   it("describes commands with quoting", () => {
     assert.equal(describeCommand({ command: "/my env/python", args: ["-m", "codeqa_lsp"], source: "setting" }), '"/my env/python" -m codeqa_lsp');
+  });
+});
+
+describe("cannot-start message", () => {
+  it("names the command, says it was not found and points at the setting", () => {
+    const command = { command: "/nope/codeqa-lsp", args: [], source: "setting" as const };
+    assert.equal(
+      cannotStartMessage(command, "Launching server using command /nope/codeqa-lsp failed. Error: spawn /nope/codeqa-lsp ENOENT"),
+      "CodeQA: cannot start the language server (/nope/codeqa-lsp): `/nope/codeqa-lsp` was not found. Check the `codeqa.server.path` setting.",
+    );
+  });
+  it("suggests installing when the command was discovered, and keeps other errors' first line", () => {
+    const command = { command: "python3", args: ["-m", "codeqa_lsp"], source: "python3" as const };
+    const message = cannotStartMessage(command, "Server initialization failed.\nTraceback ...");
+    assert.equal(message, "CodeQA: cannot start the language server (python3 -m codeqa_lsp): Server initialization failed. Install the server (`pip install codeqa-lsp`) or set `codeqa.server.path`.");
   });
 });

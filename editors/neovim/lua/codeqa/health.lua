@@ -87,6 +87,9 @@ local function running_or_start()
     return nil, false, root_err
   end
   local started, err = lsp.start(root, nil, false)
+  if started then
+    lsp.states[started.id].quiet = true -- it is stopped after the check: no indexing chatter
+  end
   return started, true, err
 end
 

@@ -36,6 +36,17 @@ local function root_of(client)
   return client.config and client.config.root_dir or nil
 end
 
+--- `fn(client)` once the buffer's server is ready; when there is none, say why.
+local function with_client(bufnr, fn)
+  lsp.with_client(bufnr, function(client, err)
+    if not client then
+      notify(err, levels.ERROR)
+      return
+    end
+    fn(client)
+  end)
+end
+
 --- Show a finished AnswerResult: the float (reusing `view` when given) and the quickfix list.
 local function show_answer(result, client, title, view)
   if type(result) ~= 'table' then
@@ -43,20 +54,20 @@ local function show_answer(result, client, title, view)
     return
   end
   local root = root_of(client)
-  if not (view and ui.is_open(view)) then
+  local items = ui.set_citations_quickfix(result, root, title)
+  if view == nil then
     view = ui.open(title, root)
+  elseif not ui.is_open(view) then
+    -- The user left the window while the answer was coming: don't pop it up again.
+    notify(string.format('answer ready; %d citations in the quickfix list (:copen)', #items))
+    return
   end
   ui.finish(view, result)
-  ui.set_citations_quickfix(result, root, title)
 end
 
 --- Send an answering command (codeqa.ask / codeqa.explain) and stream it into a float.
 local function answer(bufnr, command, build_argument, title)
-  lsp.with_client(bufnr, function(client, err)
-    if not client then
-      notify(err, levels.ERROR)
-      return
-    end
+  with_client(bufnr, function(client)
     local request_id = new_request_id()
     local argument = build_argument(client)
     if not argument then
@@ -70,12 +81,16 @@ local function answer(bufnr, command, build_argument, title)
     local handle = lsp.execute(client, bufnr, command, argument, function(request_err, result)
       lsp.listen(request_id, nil)
       if request_err then
-        ui.fail(view, request_err)
-        notify(request_err, levels.ERROR)
+        if ui.is_open(view) then
+          ui.fail(view, request_err)
+        else
+          notify(request_err, levels.ERROR)
+        end
         return
       end
       show_answer(result, client, title, view)
     end)
+    view.request = handle
     view.on_close = function()
       lsp.listen(request_id, nil)
       lsp.cancel(handle)
@@ -131,11 +146,7 @@ function M.search(query, opts)
   end
   local bufnr = code_buffer()
   local win = api.nvim_get_current_win()
-  lsp.with_client(bufnr, function(client, err)
-    if not client then
-      notify(err, levels.ERROR)
-      return
-    end
+  with_client(bufnr, function(client)
     local argument = { query = query, topK = opts.top_k, path = opts.path, language = opts.language }
     lsp.execute(client, bufnr, 'codeqa.search', argument, function(request_err, results)
       if request_err then
@@ -167,11 +178,7 @@ end
 --- Re-index every folder of the project (`force`: drop the index and rebuild it).
 function M.reindex(force)
   local bufnr = code_buffer()
-  lsp.with_client(bufnr, function(client, err)
-    if not client then
-      notify(err, levels.ERROR)
-      return
-    end
+  with_client(bufnr, function(client)
     lsp.execute(client, bufnr, 'codeqa.reindex', { force = force and true or false }, function(request_err)
       if request_err then
         notify(request_err, levels.ERROR)
@@ -262,7 +269,10 @@ function M.setup(opts)
   end
   create_commands()
   lsp.on_answer = function(result, client)
-    show_answer(result, client, 'Explanation')
+    -- A code lens ran: the first citation is the function it explains.
+    local first = type(result.citations) == 'table' and result.citations[1] or nil
+    local symbol = first and type(first.symbol) == 'string' and first.symbol or nil
+    show_answer(result, client, symbol and ('Explain ' .. symbol) or 'Explanation')
   end
   local group = api.nvim_create_augroup('codeqa_autostart', { clear = true })
   if #options.filetypes > 0 then
@@ -276,7 +286,7 @@ function M.setup(opts)
   end
   for _, bufnr in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(bufnr) then
-      autostart(bufnr)
+      guarded(autostart)(bufnr)
     end
   end
   M.did_setup = true

@@ -13,13 +13,15 @@ M.NAME = 'codeqa'
 --- root directory -> client id
 M.by_root = {}
 --- client id -> { root, phase = 'starting'|'indexing'|'ready'|'stopped'|'failed', percentage,
----   message, indexed (count of finished index runs), last_report }
+---   message, indexed (count of finished index runs), last_report, quiet (no progress
+---   notifications: a server only :checkhealth started) }
 M.states = {}
 
 local pending = {} -- client id -> callbacks waiting for `initialized`
 local listeners = {} -- requestId -> function(text) receiving codeqa/answerDelta pieces
 local stopping = {} -- client ids we stop on purpose (their exit is not an error)
 local reported_missing = {} -- executables already reported missing (autostart reports once)
+local crashed_roots = {} -- roots whose server crashed: autostart leaves them until a command
 
 local has_0_10 = vim.fn.has('nvim-0.10') == 1
 local has_0_11 = vim.fn.has('nvim-0.11') == 1
@@ -122,7 +124,7 @@ local function on_progress(err, result, ctx, handler_config)
       state.title = value.title
       state.percentage = value.percentage
       state.message = value.message
-      if config.options.notify_progress then
+      if config.options.notify_progress and not state.quiet then
         notify((value.title or 'Indexing') .. '…')
       end
     elseif value.kind == 'report' then
@@ -135,7 +137,7 @@ local function on_progress(err, result, ctx, handler_config)
       state.message = nil
       state.indexed = (state.indexed or 0) + 1
       state.last_report = value.message
-      if config.options.notify_progress then
+      if config.options.notify_progress and not state.quiet then
         notify(value.message or 'indexing finished')
       end
     end
@@ -168,7 +170,20 @@ local function on_answer(_, result, ctx)
   end
 end
 
+-- The server reports bad settings and failures with window/showMessage; 0.7 would print
+-- them raw to stdout, so route them through vim.notify like the rest of the plugin.
+local message_levels = { [1] = vim.log.levels.ERROR, [2] = vim.log.levels.WARN, [3] = vim.log.levels.INFO,
+  [4] = vim.log.levels.DEBUG }
+
+local function on_show_message(_, params)
+  if type(params) == 'table' and type(params.message) == 'string' then
+    notify(params.message, message_levels[params.type] or vim.log.levels.INFO)
+  end
+  return vim.NIL
+end
+
 M.handlers = {
+  ['window/showMessage'] = safe(on_show_message),
   ['$/progress'] = safe(on_progress),
   ['codeqa/answerDelta'] = safe(on_answer_delta),
   ['codeqa/answer'] = safe(on_answer),
@@ -188,8 +203,13 @@ local function refresh_codelens(bufnr, client)
   if not (client.initialized and vim.lsp.buf_is_attached(bufnr, client.id)) then
     return
   end
-  -- 0.7 refreshes the current buffer and ignores the argument; 0.10+ takes { bufnr }.
-  pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+  -- Newer releases keep lenses fresh once enabled; older ones refresh on request
+  -- (0.7 refreshes the current buffer and ignores the argument; 0.10+ takes { bufnr }).
+  local codelens = vim.lsp.codelens
+  if codelens.enable and pcall(codelens.enable, true, { bufnr = bufnr }) then
+    return
+  end
+  pcall(codelens.refresh, { bufnr = bufnr })
 end
 
 local function setup_buffer(bufnr, client)
@@ -255,20 +275,24 @@ local function on_exit(code, signal, client_id)
     stopping[client_id] = nil
     if state then
       state.phase = (code == 0 or deliberate) and 'stopped' or 'failed'
+      if state.phase == 'failed' then
+        crashed_roots[state.root] = true
+      end
       if M.by_root[state.root] == client_id then
         M.by_root[state.root] = nil
       end
     end
     local waiting = pending[client_id] or {}
     pending[client_id] = nil
-    local reason = string.format('codeqa-lsp exited (code %s%s)', tostring(code),
-      signal and signal ~= 0 and (', signal ' .. signal) or '')
+    local reason = string.format('codeqa-lsp exited (code %s%s); its messages are in %s', tostring(code),
+      signal and signal ~= 0 and (', signal ' .. signal) or '', vim.lsp.get_log_path())
+    -- Requests waiting for this server report the exit themselves: say it once.
     for _, callback in ipairs(waiting) do
       callback(nil, reason)
     end
     local exiting = vim.v.exiting ~= nil and vim.v.exiting ~= vim.NIL
-    if not deliberate and code ~= 0 and not exiting then
-      notify(reason .. '; its messages are in ' .. vim.lsp.get_log_path(), vim.log.levels.ERROR)
+    if not deliberate and code ~= 0 and not exiting and #waiting == 0 then
+      notify(reason, vim.log.levels.ERROR)
     end
     redraw_status()
   end)
@@ -316,6 +340,10 @@ function M.start(root, bufnr, quiet)
     end
     return client
   end
+  if quiet and crashed_roots[root] then
+    return nil, 'the server of ' .. root .. ' crashed; run a :CodeQA command to restart it'
+  end
+  crashed_roots[root] = nil
   local cmd = config.options.cmd
   if not M.executable(cmd) then
     local message = M.missing_message(cmd)
@@ -421,6 +449,10 @@ function M.execute(client, bufnr, command, argument, callback)
   local handle = { client = client }
   local params = { command = command, arguments = argument ~= nil and { argument } or {} }
   local ok, request_id = M.request(client, 'workspace/executeCommand', params, function(err, result)
+    handle.replied = true
+    if handle.cancelled then
+      return -- the user closed the window: neither the answer nor "cancelled" is news
+    end
     handle.done = true
     if err then
       callback(rpc_error_message(err), nil)
@@ -440,6 +472,7 @@ end
 function M.cancel(handle)
   if handle and handle.id and not handle.done and not is_stopped(handle.client) then
     handle.done = true
+    handle.cancelled = true
     if has_0_11 then
       handle.client:cancel_request(handle.id)
     else
@@ -449,12 +482,9 @@ function M.cancel(handle)
 end
 
 --- Statusline state for `bufnr`'s client (or the only client when the buffer has none).
+--- Cheap on purpose: statuslines are evaluated on every redraw.
 function M.state_for(bufnr)
   local client = attached_client(bufnr)
-  if not client then
-    local root = M.root_for(bufnr)
-    client = root and M.client_for_root(root)
-  end
   if not client then
     local clients = all_clients()
     client = #clients == 1 and clients[1] or nil

@@ -4,7 +4,7 @@
 -- supported Neovim.
 local M = {}
 
-local uv = vim.loop
+local uv = vim.uv or vim.loop
 
 local function parent(dir)
   local up = vim.fn.fnamemodify(dir, ':h')

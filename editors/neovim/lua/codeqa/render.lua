@@ -51,16 +51,26 @@ local function display_path(citation, root)
   return vim.fn.fnamemodify(file, ':~:.')
 end
 
---- Lines of the answer window and, per source line, the citation it points at.
+local function heading_lines(heading)
+  if type(heading) ~= 'string' or heading == '' then
+    return {}
+  end
+  return { '# ' .. heading:gsub('\n', ' '), '' }
+end
+
+--- Lines of the answer window (under `heading`, the question) and, per source line, the
+--- citation it points at.
 --- @return string[] lines, table<integer, table> targets (1-based line -> citation)
-function M.answer_lines(result, root)
-  local lines = split_lines(M.shorten_links(result.answer or ''))
-  while #lines > 0 and lines[#lines]:match('^%s*$') do
-    table.remove(lines)
+function M.answer_lines(result, root, heading)
+  local body = split_lines(M.shorten_links(result.answer or ''))
+  while #body > 0 and body[#body]:match('^%s*$') do
+    table.remove(body)
   end
-  if #lines == 0 then
-    lines = { '_No answer._' }
+  if #body == 0 then
+    body = { '_No answer._' }
   end
+  local lines = heading_lines(heading)
+  vim.list_extend(lines, body)
   local targets = {}
   if type(result.error) == 'string' and result.error ~= '' then
     table.insert(lines, '')
@@ -98,9 +108,11 @@ end
 
 --- Lines shown while the answer streams in.
 function M.streaming_lines(title, text)
-  local lines = split_lines(M.shorten_links(text))
-  if #lines == 1 and lines[1] == '' then
-    return { '_' .. title .. ' …_' }
+  local lines = heading_lines(title)
+  if text == '' then
+    table.insert(lines, '_Searching the code…_')
+  else
+    vim.list_extend(lines, split_lines(M.shorten_links(text)))
   end
   return lines
 end

@@ -21,7 +21,7 @@ local function window_config()
   local columns, lines = vim.o.columns, vim.o.lines - vim.o.cmdheight - 1
   local width = math.min(size(opts.width, columns - 4), opts.max_width, columns - 4)
   local height = math.max(3, size(opts.height, lines - 4))
-  return {
+  local float = {
     relative = 'editor',
     width = math.max(20, width),
     height = height,
@@ -30,6 +30,11 @@ local function window_config()
     style = 'minimal',
     border = opts.border,
   }
+  if vim.fn.has('nvim-0.9') == 1 and opts.border ~= 'none' then
+    float.title = ' CodeQA '
+    float.title_pos = 'center'
+  end
+  return float
 end
 
 local function set_lines(view, lines)
@@ -179,7 +184,7 @@ function M.finish(view, result)
   view.done = true
   view.on_close = nil
   view.citations = type(result.citations) == 'table' and result.citations or {}
-  local lines, targets = render.answer_lines(result, view.root)
+  local lines, targets = render.answer_lines(result, view.root, view.title)
   view.targets = targets
   set_lines(view, lines)
 end
@@ -191,7 +196,7 @@ function M.fail(view, message)
   end
   view.done = true
   view.on_close = nil
-  set_lines(view, { '**CodeQA could not answer.**', '', message })
+  set_lines(view, { '# ' .. view.title, '', '**CodeQA could not answer:** ' .. message })
 end
 
 --- The answer's citations as the quickfix list (not opened: `:copen` shows it).

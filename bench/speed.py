@@ -1,0 +1,379 @@
+"""Speed and memory: full index, warm start, didSave, query latency at scale, RSS, disk.
+
+    python bench/speed.py            # full (about 15 minutes on 2 cores)
+    python bench/speed.py --quick    # hash embedder only, no large tree, no VectorCode
+
+Every measurement runs in a fresh subprocess (the `codeqa` CLI, or this script with
+`--child TASK`) so each peak RSS is that measurement's own, sampled over the whole process
+tree exactly as VectorCode's is (`common.run_measured`). Wall times include interpreter
+start, imports and model load, as a user running `codeqa index` would see them.
+
+What is measured (issue 8):
+* full index on a clean cache of click-8.1.7/src (`hash`, `local`), VectorCode on the same
+  tree interleaved with ours (targets: <= 1/3 of its wall time, <= 1/2 of its peak RSS);
+* the same on the large tree (>= 5,000 files); `local` there only with `--large-local`,
+  because MiniLM embeds ~10-20 chunks/s per core and the tree holds ~100k chunks;
+* warm start (nothing changed): texts embedded must be 0;
+* didSave: `Workspace.update_file` on a ~1,000-line file after one function changed:
+  chunks re-embedded (must be 1) and time until a search finds the change;
+* query latency p50/p95 at ~1k, ~10k, ~100k chunks (retrieval only, MiniLM query
+  embedding; see `child_latency` for how the large indexes get their vectors);
+* index size on disk per 1k chunks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (
+    CACHE_DIR,
+    dir_size_bytes,
+    latency_summary,
+    run_measured,
+    self_peak_rss_mb,
+    write_result,
+)
+from corpora import SETS, corpus_root, questions_path
+
+CLI = str(Path(sys.executable).with_name("codeqa"))
+WORK_DIR = CACHE_DIR / "speed"
+SCALE_POINTS = (1_000, 10_000)  # the ~100k point is the large tree itself
+EDIT_MARK = "codeqa bench edit"
+
+
+# -- measurements run by the parent ---------------------------------------------------------
+
+def _isolated_env(work: Path) -> dict[str, str]:
+    """Nothing shared with the user's caches: a clean cache means clean."""
+    return {"XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false"}
+
+
+def cli_index(root: Path, embedder: str, index_dir: Path, label: str) -> dict[str, Any]:
+    """`codeqa index ROOT --json` in its own process: wall time, tree RSS, what it did."""
+    cmd = [CLI, "index", str(root), "--embedder", embedder, "--index-dir", str(index_dir), "--json"]
+    run = run_measured(cmd, env=_isolated_env(index_dir.parent), timeout=3 * 3600)
+    report = run.last_json()
+    out: dict[str, Any] = {"label": label, "embedder": embedder, "ok": run.returncode == 0 and bool(report),
+                           "wall_s": round(run.wall_s, 2), "tree_peak_rss_mb": run.tree_peak_rss_mb}
+    if not report:
+        out["error"] = run.stderr.strip().splitlines()[-5:]
+        return out
+    status = report.get("status", {})
+    chunks = int(status.get("chunks") or report.get("chunks_total") or 0)
+    # The embedding cache lives inside an explicit --index-dir; the index proper is the rest.
+    size = dir_size_bytes(index_dir) - dir_size_bytes(index_dir / "embedding-cache")
+    out.update({
+        "index_seconds": report.get("seconds"), "files": status.get("files"), "chunks": chunks,
+        "embedded": report.get("embedded"), "skipped": report.get("skipped"),
+        "size_bytes": size, "embedding_cache_bytes": dir_size_bytes(index_dir / "embedding-cache"),
+        "size_mb_per_1k_chunks": round(size / 2**20 / chunks * 1000, 3) if chunks else None,
+        "embedding_model": status.get("embedding_model"),
+        "chunks_per_s": round(chunks / run.wall_s, 1) if report.get("embedded") else None,
+    })
+    if run.returncode != 0:
+        out["error"] = run.stderr.strip().splitlines()[-3:]
+    return out
+
+
+def child(task: str, **params: Any) -> dict[str, Any]:
+    """Run `speed.py --child TASK` and merge its JSON line with wall time and tree RSS."""
+    cmd = [sys.executable, __file__, "--child", task, json.dumps(params, default=str)]
+    work = Path(params.get("index_dir", WORK_DIR / "x")).parent
+    run = run_measured(cmd, env=_isolated_env(work), timeout=3600)
+    result = run.last_json() or {}
+    result.update({"ok": run.returncode == 0 and bool(result), "wall_s": round(run.wall_s, 2),
+                   "tree_peak_rss_mb": run.tree_peak_rss_mb})
+    if run.returncode != 0:
+        result["error"] = run.stderr.strip().splitlines()[-5:]
+    return result
+
+
+def fresh_dir(name: str) -> Path:
+    path = WORK_DIR / name
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def questions(limit: int | None = None) -> list[str]:
+    """The 100 shared questions: distinct, realistic query texts (never repeated, so no
+    query-embedding cache hit flatters the latency)."""
+    texts: list[str] = []
+    for name in SETS:
+        for line in questions_path(name).read_text().splitlines():
+            if line.strip():
+                texts.append(json.loads(line)["question"])
+    return texts[:limit] if limit else texts
+
+
+# -- child tasks (run in their own process) -----------------------------------------------------
+
+def _workspace(root: str, index_dir: str, embedder: str) -> Any:
+    from codeqa_lsp.config import Settings
+    from codeqa_lsp.engine import Workspace
+
+    return Workspace(Path(root), Settings(embedder=embedder, index_dir=index_dir))  # type: ignore[arg-type]
+
+
+def child_update(root: str, index_dir: str, embedder: str, edits: int) -> dict[str, Any]:
+    """didSave of a ~1,000-line file, `edits` times, each changing one different function.
+
+    The edit appends a comment to the function's last line: its text changes, its line
+    count and every other definition stay as they were.
+    """
+    ws = _workspace(root, index_dir, embedder)
+    warm = ws.index()
+    started = time.perf_counter()
+    ws.indexer.embed_query("load the model before timing")  # the server has it loaded too
+    model_load_s = time.perf_counter() - started
+    files = {c.path for c in ws.chunks()}
+    lines = {p: len((ws.root / p).read_text().splitlines()) for p in files}
+    target = min(lines, key=lambda p: abs(lines[p] - 1000))
+    functions = [c for c in ws.chunks(path=target) if c.kind in ("function", "method") and c.parts == 1]
+    functions.sort(key=lambda c: c.start_line)
+    step = max(1, len(functions) // (edits + 1))
+    runs = []
+    for i in range(edits):
+        fn = functions[min(len(functions) - 1, (i + 1) * step)]
+        path = ws.root / target
+        text_lines = path.read_text().splitlines(keepends=True)
+        token = f"zqxv{i}bench"
+        last = text_lines[fn.end_line - 1]
+        text_lines[fn.end_line - 1] = last.rstrip("\r\n") + f"  # {EDIT_MARK} {token}\n"
+        path.write_text("".join(text_lines))
+        t0 = time.perf_counter()
+        report = ws.update_file(target)
+        updated = time.perf_counter() - t0
+        keyword_hits = ws.searcher.search(token, top_k=5, mode="bm25").hits
+        searchable = time.perf_counter() - t0
+        hybrid_hits = ws.search(token, top_k=5).hits
+        runs.append({"symbol": fn.symbol, "chunks_added": report.chunks_added,
+                     "chunks_removed": report.chunks_removed, "embedded": report.embedded,
+                     "update_s": round(updated, 4), "searchable_s": round(searchable, 4),
+                     "found_bm25": any(token in h.chunk.text for h in keyword_hits),
+                     "found_hybrid_top5": any(token in h.chunk.text for h in hybrid_hits)})
+    ws.close()
+    return {
+        "file": target, "file_lines": lines[target], "warm_index_embedded": warm.embedded,
+        "model_load_s": round(model_load_s, 2), "edits": runs,
+        "embedded_max": max(r["embedded"] for r in runs) if runs else None,
+        "searchable_s_median": round(statistics.median(r["searchable_s"] for r in runs), 4) if runs else None,
+        "all_found_bm25": all(r["found_bm25"] for r in runs),
+        "all_found_hybrid_top5": all(r["found_hybrid_top5"] for r in runs),
+        "self_peak_rss_mb": self_peak_rss_mb(),
+    }
+
+
+def child_latency(root: str, index_dir: str, embedder: str, query_embedder: str,
+                  queries: list[str]) -> dict[str, Any]:
+    """Retrieval-only latency (hybrid `Workspace.search`, top 8) over distinct queries.
+
+    With `query_embedder` different from `embedder` (an index built with `hash`, queried
+    with `local`), queries are embedded by MiniLM while the stored vectors come from the
+    hashing embedder: same dimension (384), same hnswlib index, so each query does exactly
+    the work of a MiniLM-built index of that size. We do this because embedding 100k
+    chunks with MiniLM takes hours on 2 cores; the rankings are meaningless, the timings
+    are not. At the 1k point a real MiniLM index is measured too, as a check.
+    """
+    ws = _workspace(root, index_dir, embedder)
+    if query_embedder != embedder:
+        from codeqa_lsp.index.embedders.local import LocalEmbedder
+
+        if query_embedder != "local":
+            raise ValueError(f"unsupported query embedder {query_embedder}")
+        ws.indexer._base_embedder = LocalEmbedder()
+    chunks = ws.status().chunks
+    ws.search("warm up: load the model and open the index", top_k=8)
+    seconds = []
+    embed_seconds = []
+    for text in queries:
+        t0 = time.perf_counter()
+        ws.search(text, top_k=8)
+        seconds.append(time.perf_counter() - t0)
+    for text in queries[:20]:  # the query-embedding share, on texts not seen before
+        t0 = time.perf_counter()
+        ws.indexer._base_embedder.embed([text + " ?"])
+        embed_seconds.append(time.perf_counter() - t0)
+    ws.close()
+    return {"chunks": chunks, "latency": latency_summary(seconds),
+            "query_embedding": latency_summary(embed_seconds),
+            "self_peak_rss_mb": self_peak_rss_mb()}
+
+
+CHILD_TASKS = {"update": child_update, "latency": child_latency}
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+def click_src_copy() -> Path:
+    """A private copy of click/src: the didSave benchmark edits files."""
+    dest = fresh_dir("trees") / "click-src"
+    shutil.copytree(corpus_root("click") / "src", dest)
+    return dest
+
+
+def measure_click_src(embedders: tuple[str, ...], repeats: int, with_vectorcode: bool) -> dict[str, Any]:
+    """Clean + warm index per embedder; VectorCode interleaved with our `local` runs."""
+    root = click_src_copy()
+    out: dict[str, Any] = {"root": "click-8.1.7/src", "runs": {}}
+    vc_runs: list[dict[str, Any]] = []
+    for embedder in embedders:
+        clean = []
+        for i in range(repeats):
+            work = fresh_dir(f"click-{embedder}-{i}")
+            print(f"[speed] click/src · {embedder} · clean #{i + 1}", file=sys.stderr, flush=True)
+            clean.append(cli_index(root, embedder, work / "index", "clean"))
+            if with_vectorcode and embedder == "local":
+                vc_runs.append(vectorcode_click_src())
+        warm = cli_index(root, embedder, WORK_DIR / f"click-{embedder}-0" / "index", "warm")
+        out["runs"][embedder] = {"clean": clean, "clean_median": _median_run(clean), "warm": warm}
+    if vc_runs:
+        ok = [r for r in vc_runs if r.get("ok")]
+        out["vectorcode"] = {"runs": vc_runs, "clean_median": _median_run(ok) if ok else None}
+    return out
+
+
+def vectorcode_click_src() -> dict[str, Any]:
+    from peers import VectorCode
+
+    missing = VectorCode.available()
+    if missing:
+        return {"ok": False, "error": missing}
+    print("[speed] click/src · VectorCode · clean", file=sys.stderr, flush=True)
+    vc = VectorCode("speed-click-src")
+    root = corpus_root("click") / "src"
+    result = vc.index(root, [root])
+    result["version"] = vc.version()
+    return result
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    ok = sorted((r for r in runs if r.get("ok")), key=lambda r: r["wall_s"])
+    if not ok:
+        return None
+    median = dict(ok[len(ok) // 2])
+    median["wall_s_all"] = [r["wall_s"] for r in runs if r.get("ok")]
+    median["tree_peak_rss_mb_max"] = max(r["tree_peak_rss_mb"] for r in ok)
+    return median
+
+
+def measure_large(embedders: tuple[str, ...]) -> dict[str, Any]:
+    from speed_trees import large_tree, tree_info
+
+    root = large_tree()
+    out: dict[str, Any] = {"tree": tree_info(root), "runs": {}}
+    for embedder in embedders:
+        work = fresh_dir(f"large-{embedder}")
+        print(f"[speed] large tree · {embedder} · clean", file=sys.stderr, flush=True)
+        clean = cli_index(root, embedder, work / "index", "clean")
+        print(f"[speed] large tree · {embedder} · warm", file=sys.stderr, flush=True)
+        warm = cli_index(root, embedder, work / "index", "warm")
+        out["runs"][embedder] = {"clean": clean, "warm": warm, "index_dir": str(work / "index")}
+    return out
+
+
+def measure_scale(large: dict[str, Any] | None, click_local_index: Path | None, root_click: Path | None,
+                  query_embedder: str, n_queries: int, points: tuple[int, ...]) -> list[dict[str, Any]]:
+    from speed_trees import subset_tree
+
+    from codeqa_lsp.config import Settings
+
+    texts = questions(n_queries)
+    out = []
+    if click_local_index is not None and root_click is not None:
+        print("[speed] latency · click/src, real MiniLM index", file=sys.stderr, flush=True)
+        r = child("latency", root=str(root_click), index_dir=str(click_local_index),
+                  embedder="local", query_embedder="local", queries=texts)
+        out.append({"point": "click/src", "vectors": "local", **r})
+    for target in points:
+        tree = subset_tree(target, Settings().chunk_tokens)
+        work = fresh_dir(f"scale-{target}")
+        index = cli_index(tree, "hash", work / "index", "clean")
+        print(f"[speed] latency · ~{target} chunks", file=sys.stderr, flush=True)
+        r = child("latency", root=str(tree), index_dir=str(work / "index"), embedder="hash",
+                  query_embedder=query_embedder, queries=texts)
+        out.append({"point": f"~{target}", "vectors": "hash", "index": index, **r})
+    if large and "hash" in large["runs"] and large["runs"]["hash"]["clean"].get("ok"):
+        from speed_trees import large_tree
+
+        print("[speed] latency · large tree", file=sys.stderr, flush=True)
+        r = child("latency", root=str(large_tree()), index_dir=large["runs"]["hash"]["index_dir"],
+                  embedder="hash", query_embedder=query_embedder, queries=texts)
+        out.append({"point": "large", "vectors": "hash", **r})
+    return out
+
+
+def run(quick: bool, large_local: bool) -> dict[str, Any]:
+    started = time.perf_counter()
+    embedders = ("hash",) if quick else ("hash", "local")
+    doc: dict[str, Any] = {
+        "description": "codeqa-lsp speed and memory; every measurement in its own process",
+        "embedders": list(embedders),
+        "query_embedder": "hash" if quick else "local",
+    }
+    doc["click_src"] = measure_click_src(embedders, repeats=1 if quick else 2,
+                                         with_vectorcode=not quick)
+    root_click = WORK_DIR / "trees" / "click-src"
+    update_embedder = embedders[-1]
+    print(f"[speed] didSave · {update_embedder}", file=sys.stderr, flush=True)
+    doc["did_save"] = child("update", root=str(root_click),
+                            index_dir=str(WORK_DIR / f"click-{update_embedder}-0" / "index"),
+                            embedder=update_embedder, edits=3 if quick else 5)
+    large = None
+    if not quick:
+        large = measure_large(("hash", "local") if large_local else ("hash",))
+        if not large_local:
+            large["runs"]["local"] = {"not_run": _local_estimate(doc, large)}
+        doc["large"] = large
+    click_local = WORK_DIR / "click-local-0" / "index" if "local" in embedders else None
+    doc["latency"] = measure_scale(large, click_local, root_click if click_local else None,
+                                   doc["query_embedder"], 40 if quick else 100,
+                                   (1_000,) if quick else SCALE_POINTS)
+    doc["targets"] = {"index_wall_vs_vectorcode": "<= 1/3", "index_rss_vs_vectorcode": "<= 1/2",
+                      "warm_embedded": 0, "did_save_embedded": 1, "p95_ms_at_100k": 30}
+    doc["seconds"] = round(time.perf_counter() - started, 1)
+    return doc
+
+
+def _local_estimate(doc: dict[str, Any], large: dict[str, Any]) -> str:
+    hash_clean = large["runs"]["hash"]["clean"]
+    local = (doc["click_src"]["runs"].get("local") or {}).get("clean_median") or {}
+    rate = local.get("chunks_per_s")
+    chunks = hash_clean.get("chunks")
+    if rate and chunks:
+        return (f"skipped (run with --large-local): {chunks} chunks at the {rate} chunks/s "
+                f"measured on click/src would take about {chunks / rate / 60:.0f} minutes")
+    return "skipped (run with --large-local)"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="codeqa-lsp speed and memory benchmark")
+    parser.add_argument("--quick", action="store_true", help="hash only, no large tree, no VectorCode")
+    parser.add_argument("--large-local", action="store_true", help="also index the large tree with MiniLM (hours)")
+    parser.add_argument("--child", nargs=2, metavar=("TASK", "JSON"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        task, params = args.child
+        result = CHILD_TASKS[task](**json.loads(params))
+        print(json.dumps(result))
+        return 0
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    WORK_DIR.mkdir(parents=True, exist_ok=True)
+    doc = run(args.quick, args.large_local)
+    path = write_result("speed", doc, args.quick)
+    print(f"wrote {path} in {doc['seconds']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

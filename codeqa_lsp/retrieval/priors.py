@@ -1,0 +1,66 @@
+"""Query-independent priors: how likely a chunk is to be *the answer* to a code question.
+
+Measured on the evaluation sets: test files and changelogs win keyword matches far more
+often than they answer anything. A test is named after the behaviour it checks
+(`test_http_303_changes_post_to_get`) and a changelog entry describes a fix in the very
+words a user asks with, while the implementation uses its own vocabulary. So they are
+down-weighted, never removed: a query that asks about tests, examples, docs or the
+history (`where is the test for ...`, `when did ... change`) turns the prior off for that
+kind.
+"""
+
+from __future__ import annotations
+
+import re
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.tokens import tokenize
+
+# Multipliers on the fused score (which is >= 0 for the normalized fusion methods).
+TEST_PRIOR = 0.6
+CHANGELOG_PRIOR = 0.4
+DOC_PRIOR = 0.8
+EXAMPLE_PRIOR = 0.8
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/"
+    r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|\.(test|spec)\.[^/.]+$|(^|/)conftest\.py$"
+)
+_CHANGELOG = re.compile(r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$", re.IGNORECASE)
+_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|bench)/")
+_DOC_EXT = re.compile(r"\.(md|rst|txt|adoc)$", re.IGNORECASE)
+
+_TEST_WORDS = frozenset({"test", "tests", "tested", "testing", "spec", "specs", "fixture", "fixtures"})
+_HISTORY_WORDS = frozenset({"changelog", "history", "changed", "release", "released", "version", "versions"})
+_DOC_WORDS = frozenset({"doc", "docs", "documentation", "documented", "readme", "guide", "tutorial"})
+_EXAMPLE_WORDS = frozenset({"example", "examples", "demo", "sample", "benchmark"})
+
+
+def path_kind(path: str) -> str:
+    """`test`, `changelog`, `example`, `doc` or `source`."""
+    if _CHANGELOG.search(path):
+        return "changelog"
+    if _TEST_PATH.search(path):
+        return "test"
+    if _EXAMPLE_PATH.search(path):
+        return "example"
+    if _DOC_EXT.search(path):
+        return "doc"
+    return "source"
+
+
+class QueryPriors:
+    """The multipliers for one query (the query decides which priors are switched off)."""
+
+    def __init__(self, query: str) -> None:
+        words = set(tokenize(query))
+        self.factors = {
+            "source": 1.0,
+            "test": 1.0 if words & _TEST_WORDS else TEST_PRIOR,
+            "changelog": 1.0 if words & _HISTORY_WORDS else CHANGELOG_PRIOR,
+            "doc": 1.0 if words & _DOC_WORDS else DOC_PRIOR,
+            "example": 1.0 if words & _EXAMPLE_WORDS else EXAMPLE_PRIOR,
+        }
+
+    def factor(self, chunk: Chunk) -> float:
+        return self.factors[path_kind(chunk.path)]

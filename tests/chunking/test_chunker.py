@@ -1,0 +1,217 @@
+"""Chunker behaviour: skeletons, splitting, module and doc chunks, robustness."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+from codeqa_lsp.chunking.chunker import chunk_source
+from codeqa_lsp.chunking.model import Chunk, estimate_tokens
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chunking"
+
+
+def lsp_line_count(text: str) -> int:
+    """Lines as an LSP client counts them: \\n, \\r\\n and \\r end a line."""
+    return len(re.split(r"\r\n|\r|\n", text))
+
+
+def assert_well_formed(chunks: list[Chunk], text: str) -> None:
+    total = lsp_line_count(text)
+    size = len(text.encode("utf-8", "replace"))
+    for chunk in chunks:
+        assert 1 <= chunk.start_line <= chunk.end_line <= total, chunk
+        assert 0 <= chunk.start_byte <= chunk.end_byte <= size, chunk
+        assert 0 <= chunk.part < chunk.parts
+    assert [c.start_line for c in chunks] == sorted(c.start_line for c in chunks)
+
+
+def by_symbol(chunks: list[Chunk]) -> dict[str, list[Chunk]]:
+    out: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        out.setdefault(chunk.symbol, []).append(chunk)
+    return out
+
+
+def test_class_chunk_is_a_skeleton_with_member_signatures() -> None:
+    text = (FIXTURES / "sample.py").read_text()
+    cart = by_symbol(chunk_source("sample.py", text))["Cart"][0]
+    assert '"""A shopping cart."""' in cart.text
+    assert 'currency = "EUR"' in cart.text
+    assert "def __init__(self): ..." in cart.text
+    assert "self.items = []" not in cart.text  # the body lives in Cart.__init__
+    assert "class Line: ..." in cart.text
+    assert cart.doc == "A shopping cart."
+
+
+def test_typescript_skeleton_keeps_fields_and_elides_bodies() -> None:
+    text = (FIXTURES / "sample.ts").read_text()
+    subject = by_symbol(chunk_source("sample.ts", text))["Subject"][0]
+    assert "observers: Observer<T>[] = [];" in subject.text
+    assert "next(value: T): void { ... }" in subject.text
+    assert "o.next(value)" not in subject.text
+    assert subject.doc == "A subject."
+
+
+def test_signature_doc_and_exact_text() -> None:
+    text = (FIXTURES / "sample.js").read_text()
+    chunks = by_symbol(chunk_source("lib/sample.js", text))
+    handle = chunks["app.handle"][0]
+    assert handle.signature == "app.handle = function handle(req, res)"
+    assert handle.doc.startswith("Handle a request.")
+    data = text.encode()
+    assert data[handle.start_byte : handle.end_byte].decode() == handle.text
+    assert chunks["helper"][0].signature == "const helper = () =>"
+    price = by_symbol(chunk_source("sample.py", (FIXTURES / "sample.py").read_text()))["price"][0]
+    assert price.doc == "Price with tax."
+    assert price.signature == "def price(amount: float) -> float:"
+
+
+def test_decorators_and_comments_belong_to_the_definition() -> None:
+    chunks = by_symbol(chunk_source("sample.py", (FIXTURES / "sample.py").read_text()))
+    cached = chunks["cached"][0]
+    assert cached.text.startswith("# A comment that documents the decorator below.\n@functools")
+    setter = chunks["Cart.total"]
+    assert len(setter) == 1 and "@total.setter" in setter[0].text  # property pair: one chunk
+
+
+def test_module_chunk_holds_code_outside_definitions() -> None:
+    chunks = chunk_source("sample.py", (FIXTURES / "sample.py").read_text())
+    module = [c for c in chunks if c.kind == "module"]
+    assert len(module) == 1
+    assert "import functools" in module[0].text and "TAX = 0.2" in module[0].text
+    assert 'if __name__ == "__main__":' in module[0].text
+    assert "def price" not in module[0].text
+
+
+def _long_function(statements: int) -> str:
+    body = "\n".join(f"    value_{i} = compute({i}, value_{i - 1 if i else 0})" for i in range(statements))
+    return f"def big(x):\n    \"\"\"A big one.\"\"\"\n{body}\n    return x\n"
+
+
+def test_large_definition_splits_at_statements_with_overlap_and_signature() -> None:
+    text = _long_function(300)
+    chunks = [c for c in chunk_source("big.py", text, max_tokens=200) if c.symbol == "big"]
+    assert len(chunks) > 3
+    assert [c.part for c in chunks] == list(range(len(chunks)))
+    assert {c.parts for c in chunks} == {len(chunks)}
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == lsp_line_count(text) - 1
+    for before, after in itertools.pairwise(chunks):
+        assert after.start_line <= before.end_line + 1  # contiguous or overlapping
+        assert after.start_line > before.start_line
+        assert after.text.startswith("    value_") or after.text.startswith("    return")
+        assert after.embed_text().split("\n")[1] == "def big(x):"
+    overlapping = [a for b, a in itertools.pairwise(chunks) if a.start_line <= b.end_line]
+    assert overlapping, "consecutive parts should share some lines"
+    for chunk in chunks:
+        assert estimate_tokens(chunk.text) <= 200 * 1.1
+    assert len({c.id for c in chunks}) == len(chunks)
+
+
+def test_embed_text_header() -> None:
+    chunk = by_symbol(chunk_source("src/sample.py", (FIXTURES / "sample.py").read_text()))["price"][0]
+    assert chunk.embed_text().startswith("src/sample.py · price · function\ndef price")
+
+
+def test_markdown_sections_use_heading_paths_and_skip_fenced_code() -> None:
+    text = (FIXTURES / "guide.md").read_text()
+    chunks = chunk_source("docs/guide.md", text, max_tokens=64)
+    assert all(c.kind == "section" and c.language == "markdown" for c in chunks)
+    whole = chunk_source("docs/guide.md", text)
+    assert [(c.symbol, c.start_line, c.end_line) for c in whole] == [("Guide", 1, 18)]
+    long_text = text.replace("Run the installer.", "Run the installer. " * 60)
+    split = chunk_source("docs/guide.md", long_text, max_tokens=64)
+    symbols = [c.symbol for c in split]
+    assert symbols.count("Guide > Install") > 3  # the long section is split into parts
+    # Small whole sections are packed together, never onto the tail of a split section.
+    packed = [c for c in split if c.symbol == "Guide > Install > From source"]
+    assert len(packed) == 1 and "## Usage" in packed[0].text and "installer" not in packed[0].text
+    assert not any("not a heading" in s for s in symbols)
+
+
+def test_rst_heading_levels() -> None:
+    text = (FIXTURES / "guide.rst").read_text().replace("Build it.", "Build it. " * 80)
+    symbols = [c.symbol for c in chunk_source("guide.rst", text, max_tokens=64)]
+    assert "Guide > Install > From source" in symbols
+
+
+def test_plain_text_blocks_overlap() -> None:
+    paragraphs = [
+        "\n".join(" ".join(f"w{p}_{line}_{w}" for w in range(6)) for line in range(5))
+        for p in range(30)
+    ]
+    text = "\n\n".join(paragraphs) + "\n"
+    chunks = chunk_source("notes.txt", text, max_tokens=150)
+    assert len(chunks) > 5
+    assert {c.symbol for c in chunks} == {"notes.txt"}
+    assert any(b.start_line <= a.end_line for a, b in itertools.pairwise(chunks))
+    covered = set()
+    for chunk in chunks:
+        covered.update(range(chunk.start_line, chunk.end_line + 1))
+    non_blank = {i + 1 for i, line in enumerate(text.split("\n")) if line.strip()}
+    assert non_blank <= covered
+
+
+def test_unknown_language_falls_back_to_structure() -> None:
+    text = "fun main() {\n  println(1)\n}\n"
+    chunks = chunk_source("Main.kt", text)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [("<module>", "module", 1, 3)]
+
+
+def test_syntax_errors_keep_what_the_parser_finds() -> None:
+    text = (
+        "def good_one():\n    return 1\n\n"
+        "def broken(:\n    return (\n\n"
+        "class Fine:\n    def ok(self):\n        return 2\n"
+    )
+    chunks = chunk_source("bad.py", text)
+    assert_well_formed(chunks, text)
+    symbols = {c.symbol for c in chunks}
+    assert "good_one" in symbols and "Fine.ok" in symbols
+    covered = set()
+    for chunk in chunks:
+        covered.update(range(chunk.start_line, chunk.end_line + 1))
+    assert {4, 5} <= covered  # the broken lines are still indexed, as module text
+
+
+def test_mixed_line_endings_match_editor_lines() -> None:
+    text = "import os\r\ndef a():\r    return 1\rdef b():\n    return 2\n"
+    chunks = chunk_source("mixed.py", text)
+    assert_well_formed(chunks, text)
+    got = {c.symbol: (c.start_line, c.end_line) for c in chunks}
+    assert got["a"] == (2, 3) and got["b"] == (4, 5)
+
+
+def test_deeply_nested_code_does_not_recurse() -> None:
+    depth = 3000
+    js = "function f() {\n" + "if (x) {\n" * depth + "y();\n" + "}\n" * depth + "}\n"
+    chunks = chunk_source("deep.js", js, max_tokens=200)
+    assert_well_formed(chunks, js)
+    assert {c.symbol for c in chunks} >= {"f"}
+    python = "def f():\n" + "".join("    " * (i + 1) + "if x:\n" for i in range(400)) + "    " * 401 + "pass\n"
+    assert_well_formed(chunk_source("deep.py", python), python)
+    brackets = "x = " + "[" * 20000 + "]" * 20000 + "\n"
+    assert_well_formed(chunk_source("brackets.py", brackets), brackets)
+
+
+def test_ten_megabyte_single_line_minified_file() -> None:
+    unit = "function a%d(b){return b+%d};var c%d={k:function(){return 1}};"
+    text = "".join(unit % (i, i, i) for i in range(170_000))[: 10 * 1024 * 1024]
+    chunks = chunk_source("bundle.js", text)
+    assert chunks
+    assert all(c.start_line == 1 and c.end_line == 1 for c in chunks)
+    assert_well_formed(chunks, text)
+
+
+def test_deterministic_and_unique_ids() -> None:
+    for name in ("sample.py", "sample.js", "sample.ts", "response.js"):
+        text = (FIXTURES / name).read_text()
+        first, second = chunk_source(name, text), chunk_source(name, text)
+        assert first == second
+        assert len({c.id for c in first}) == len(first)
+
+
+def test_empty_and_whitespace_files() -> None:
+    assert chunk_source("empty.py", "") == []
+    assert chunk_source("blank.md", "\n\n   \n") == []
