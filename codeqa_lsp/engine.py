@@ -90,19 +90,26 @@ class Workspace:
 
     # -- answering -----------------------------------------------------------------------
     def ask_stream(
-        self, question: str, filters: SearchFilters | None = None, use_cache: bool = True
+        self, question: str, filters: SearchFilters | None = None, use_cache: bool = True,
+        cancel: threading.Event | None = None,
     ) -> Iterator[str | Answer]:
-        """Yields text deltas as they are generated, then exactly one final `Answer`."""
-        return self.answerer.ask_stream(question, filters=filters, use_cache=use_cache)
+        """Yields text deltas as they are generated, then exactly one final `Answer`.
+
+        Setting `cancel` (from any thread) stops a provider request at once, even one
+        blocked on a silent server; see `codeqa_lsp.answering.ask` for the stream contract.
+        """
+        return self.answerer.ask_stream(question, filters=filters, use_cache=use_cache, cancel=cancel)
 
     def ask(self, question: str, filters: SearchFilters | None = None, use_cache: bool = True) -> Answer:
         return _final(self.ask_stream(question, filters, use_cache))
 
     def explain_stream(
-        self, path: str | Path, line: int, text: str | None = None, use_cache: bool = True
+        self, path: str | Path, line: int, text: str | None = None, use_cache: bool = True,
+        cancel: threading.Event | None = None,
     ) -> Iterator[str | Answer]:
         """Explain the definition enclosing 1-based `line` (in `text` if given, else on disk)."""
-        return self.answerer.explain_stream(self.relpath(path), line, text=text, use_cache=use_cache)
+        return self.answerer.explain_stream(
+            self.relpath(path), line, text=text, use_cache=use_cache, cancel=cancel)
 
     def explain(self, path: str | Path, line: int, text: str | None = None) -> Answer:
         return _final(self.explain_stream(path, line, text))
@@ -114,6 +121,7 @@ class Workspace:
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
+            self.answerer.close()
             self.indexer.close()
 
 

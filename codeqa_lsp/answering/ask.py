@@ -11,15 +11,19 @@ When a provider fails after some text was streamed, a delta `"\n\n[interrupted: 
 is sent before the fallback text, so a consumer that only ever shows deltas still never
 presents the partial answer as complete. Extractive and cached answers arrive as one delta.
 
-Cancellation: the consumer stops iterating and calls `.close()` on the generator. That
-closes the provider stream and its HTTP response at once (at the next delta; a stalled
-read is bounded by `requestTimeout`).
+Cancellation, two ways, both release the HTTP connection:
+- the consumer stops iterating and calls `.close()` on the generator (takes effect when
+  the generator next has control, i.e. at the next delta);
+- the consumer passes a `cancel` event and sets it from any thread: this interrupts even
+  a read blocked on a silent server at once; the stream then ends with an `Answer` whose
+  `error` is "cancelled" (no fallback work is done).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -38,8 +42,10 @@ from codeqa_lsp.answering.extractive import (
 from codeqa_lsp.answering.model import Answer, Usage
 from codeqa_lsp.answering.prompt import Prompt, build_ask_prompt, build_explain_prompt
 from codeqa_lsp.answering.providers import Provider, ProviderError, make_provider, provider_identity
+from codeqa_lsp.answering.providers.base import Cancelled
 from codeqa_lsp.answering.redact import Redactor
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.secret_rules import secret_content_rule, secret_name_rule
 from codeqa_lsp.config import Settings
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
 
@@ -78,13 +84,23 @@ class Answerer:
         return self._store
 
     # -- ask -------------------------------------------------------------------------------
-    def ask_stream(self, question: str, filters: SearchFilters | None = None, use_cache: bool = True) -> Stream:
+    def ask_stream(
+        self, question: str, filters: SearchFilters | None = None, use_cache: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Stream:
         started = time.monotonic()
         question = question.strip()
         if not question:
             yield Answer(text="Ask a question about the code in this workspace.", latency_s=0.0)
             return
-        response = self.workspace.search(question, top_k=self.settings.top_k, filters=filters)
+        try:
+            response = self.workspace.search(question, top_k=self.settings.top_k, filters=filters)
+        except Exception as exc:  # a broken index must produce a message, not a crash
+            log.warning("search for a question failed", exc_info=True)
+            reason = f"search failed ({type(exc).__name__}: {exc})"
+            yield Answer(text=f"Could not search this workspace: {reason}.", error=reason,
+                         latency_s=time.monotonic() - started)
+            return
         hits = relevant_chunks(response.hits)
         resolver = CitationResolver(self.workspace)
         if not response.confident or not hits:
@@ -93,23 +109,29 @@ class Answerer:
             answer = self._extractive_final(
                 low_confidence_answer(candidates, response.reason), candidates, resolver, started,
                 confident=False)
+            self._log_question(question, hits, answer)
             yield answer.text
             yield answer
-            self._log_question(question, hits, answer)
             return
         prompt = build_ask_prompt(question, hits, self.settings.context_tokens, self.redactor)
-        final: Answer | None = None
         for item in self._generate("ask", question, prompt, resolver, started, use_cache,
-                                   lambda chunks, note: extractive_answer(question, chunks, note)):
-            if isinstance(item, Answer):
-                final = item
+                                   lambda chunks, note: extractive_answer(question, chunks, note), cancel):
+            if isinstance(item, Answer):  # logged before it is handed over: consumers may stop there
+                self._log_question(question, hits, item)
             yield item
-        if final is not None:
-            self._log_question(question, hits, final)
 
     # -- explain ---------------------------------------------------------------------------
-    def explain_stream(self, rel_path: str, line: int, text: str | None = None, use_cache: bool = True) -> Stream:
+    def explain_stream(
+        self, rel_path: str, line: int, text: str | None = None, use_cache: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Stream:
         started = time.monotonic()
+        secret = _secret_rule(rel_path, text if text is not None else self._read(rel_path))
+        if secret is not None:
+            # The scanner keeps such files out of the index; explaining one must not leak it.
+            yield Answer(text=f"`{rel_path}` looks like it holds secrets ({secret}); it is never "
+                              "explained or sent anywhere.", latency_s=time.monotonic() - started)
+            return
         found = self._explain_context(rel_path, line, text)
         if found is None:
             yield Answer(text=f"No function, method or class encloses line {line} of `{rel_path}`.",
@@ -119,7 +141,7 @@ class Answerer:
         prompt = build_explain_prompt(target, callees, self.settings.context_tokens, self.redactor)
         yield from self._generate(
             "explain", target.id, prompt, resolver, started, use_cache,
-            lambda chunks, note: extractive_explanation(chunks[0], chunks[1:], note))
+            lambda chunks, note: extractive_explanation(chunks[0], chunks[1:], note), cancel)
 
     def cached_explanation(self, rel_path: str, line: int, text: str | None = None) -> Answer | None:
         """The cached model explanation for the current code, if any. Never calls a model."""
@@ -129,21 +151,33 @@ class Answerer:
             return None
         target, _, resolver = found
         entry = self.store.get(cache_key("explain", target.id, [target], *identity))
-        if entry is None:
+        chunks = self._cached_chunks(entry, [target]) if entry is not None else None
+        if entry is None or chunks is None:
             return None
-        chunks = self.workspace.indexer.get_chunks(entry.get("chunk_ids", [])) or [target]
-        chunks = [target, *[c for c in chunks if c.id != target.id]]
         return self._model_final(entry["text"], chunks, resolver, 0.0, *identity, _usage(entry), cached=True)
+
+    def _cached_chunks(self, entry: dict[str, object], known: Sequence[Chunk]) -> list[Chunk] | None:
+        """The chunks a cached answer's [n] refer to, in order; None if any no longer exists.
+
+        A vanished chunk would shift the numbering under the cached text, so such an entry
+        counts as a miss (the code it was based on changed).
+        """
+        ids = entry.get("chunk_ids")
+        if not isinstance(ids, list) or not isinstance(entry.get("text"), str):
+            return None
+        by_id = {c.id: c for c in known}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            by_id.update((c.id, c) for c in self.workspace.indexer.get_chunks(missing))
+        chunks = [by_id.get(i) for i in ids]
+        return None if any(c is None for c in chunks) else [c for c in chunks if c is not None]
 
     def _explain_context(
         self, rel_path: str, line: int, text: str | None, with_callees: bool = True
     ) -> tuple[Chunk, list[Chunk], CitationResolver] | None:
         """The definition enclosing `line` (cut from the current text), and what it calls."""
         if text is None:
-            try:
-                text = self.workspace.abspath(rel_path).read_bytes().decode("utf-8", "replace")
-            except OSError:
-                text = None
+            text = self._read(rel_path)
         try:
             chunks = (self.workspace.chunk_text(rel_path, text) if text is not None
                       else self.workspace.chunks(path=rel_path))
@@ -155,6 +189,12 @@ class Answerer:
             return None
         resolver = CitationResolver(self.workspace, fresh={rel_path: text} if text is not None else None)
         return target, (self._callees(target) if with_callees else []), resolver
+
+    def _read(self, rel_path: str) -> str | None:
+        try:
+            return self.workspace.abspath(rel_path).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return None
 
     def _callees(self, target: Chunk) -> list[Chunk]:
         """Indexed definitions of the names `target` calls, nearest file first."""
@@ -190,6 +230,7 @@ class Answerer:
         started: float,
         use_cache: bool,
         extractive: Callable[[list[Chunk], str], str],
+        cancel: threading.Event | None = None,
     ) -> Stream:
         try:
             provider = self._get_provider()
@@ -206,8 +247,9 @@ class Answerer:
         key = cache_key(kind, subject, prompt.chunks[:1] if kind == "explain" else prompt.chunks,
                         provider.name, provider.model)
         entry = self.store.get(key) if use_cache else None
-        if entry is not None:
-            answer = self._model_final(entry["text"], prompt.chunks, resolver, started, provider.name,
+        cached_chunks = self._cached_chunks(entry, prompt.chunks) if entry is not None else None
+        if entry is not None and cached_chunks is not None:
+            answer = self._model_final(entry["text"], cached_chunks, resolver, started, provider.name,
                                        provider.model, _usage(entry), cached=True)
             yield answer.text
             yield answer
@@ -220,7 +262,7 @@ class Answerer:
         pieces: list[str] = []
         usage: Usage | None = None
         error: str | None = None
-        stream = provider.stream(prompt.system, prompt.user)
+        stream = provider.stream(prompt.system, prompt.user, cancel=cancel)
         try:
             for item in stream:
                 if isinstance(item, Usage):
@@ -228,6 +270,10 @@ class Answerer:
                 else:
                     pieces.append(item)
                     yield item
+        except Cancelled:
+            yield Answer(text="Cancelled.", provider=provider.name, model=provider.model, error="cancelled",
+                         latency_s=time.monotonic() - started)
+            return
         except ProviderError as exc:
             error = exc.reason
         except Exception as exc:  # nothing a provider does may crash the answer
@@ -317,6 +363,11 @@ def enclosing_definition(chunks: Sequence[Chunk], line: int) -> Chunk | None:
         return None
     definitions = [c for c in around if c.kind in ("function", "method", "class")]
     return min(definitions or around, key=lambda c: (c.end_line - c.start_line, c.start_line))
+
+
+def _secret_rule(rel_path: str, text: str | None) -> str | None:
+    """Why a file must not be explained (its name or content says credentials), else None."""
+    return secret_name_rule(rel_path) or (secret_content_rule(text) if text else None)
 
 
 def _usage(entry: dict[str, object]) -> Usage | None:

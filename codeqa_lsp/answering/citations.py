@@ -96,10 +96,10 @@ class CitationResolver:
         if chunk.path in self.fresh:
             # Chunks cut from this very text are current; an indexed chunk of the same file
             # is current only if the text still yields it (same id: same symbol and code).
-            current = [c for c in self._chunks_of(chunk.path, text) if c.id == chunk.id]
-            stale = not current
-            if current:  # the same code, possibly moved by edits above it
-                start, end = current[0].start_line, current[0].end_line
+            same = [c for c in self._chunks_of(chunk.path, text) if c.id == chunk.id]
+            stale = not same
+            if same:  # the same code, possibly moved by edits above it
+                start, end = same[0].start_line, same[0].end_line
         else:
             indexed = self.workspace.indexer.file_hash(chunk.path)
             stale = indexed is not None and indexed != digest

@@ -48,9 +48,11 @@ MIN_TOKENS = 64
 # citation of "the module code" does not span the whole file.
 MODULE_GAP_ROWS = 80
 _LONE_CR = re.compile(rb"\r(?!\n)")
+_WORD = re.compile(rb"\w")
 _SPACE = re.compile(r"\s+")
 _COMMENT_MARKERS = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?|//!|#+|--|;+)\s?")
 _BODY_HOLDERS = ("value", "right", "declaration", "declarator", "type")
+_PY_DEFS = frozenset({"function_definition", "class_definition"})
 
 
 def chunk_source(
@@ -92,6 +94,9 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     assert gram is not None and parser is not None
     tree = parser.parse(lines.data)
     defs = [d for d in find_definitions(gram, tree.root_node, lines.data, path) if d.is_chunk]
+    for definition in defs:  # once each: a class skeleton reuses its members' signatures
+        definition.body = _find_body(definition.node)
+        definition.signature = _signature(lines.data, _header_node(definition.node), definition.body)
     chunks: list[Chunk] = []
     for definition in defs:
         builder = _Builder(path, language, lines, definition, budget)
@@ -106,8 +111,8 @@ class _Builder:
     def __init__(self, path: str, language: str, lines: Lines, definition: Definition, budget: int):
         self.path, self.language, self.lines = path, language, lines
         self.definition, self.budget = definition, budget
-        self.body = _find_body(definition.node)
-        self.signature = _signature(lines.data, _header_node(definition.node), self.body)
+        self.body = definition.body
+        self.signature = definition.signature
 
     def build(self) -> list[Chunk]:
         d = self.definition
@@ -133,7 +138,8 @@ class _Builder:
             elements, overrides = self._skeleton_elements(members, fine=True)
             texts = [overrides.get(i) or data[e.start : e.end].decode("utf-8", "replace")
                      for i, e in enumerate(elements)]
-        parts = trimmed_parts(data, elements, split_elements(elements, self.budget))
+        sizes = [estimate_tokens(t) for t in texts]
+        parts = trimmed_parts(data, elements, split_elements(elements, self.budget, sizes))
         chunks = []
         for index, (first, last) in enumerate(parts):
             text = "".join(texts[first : last + 1]).rstrip("\n")
@@ -244,15 +250,14 @@ def _signature(data: bytes, node: Node, body: Node | None) -> str:
     else:
         end = data.find(b"\n", node.start_byte, node.end_byte)
         raw = data[node.start_byte : node.end_byte if end == -1 else end]
-    text = _SPACE.sub(" ", raw.decode("utf-8", "replace")).strip()
+    text = " ".join(raw.decode("utf-8", "replace").split())
     if text.endswith("=>") or text.endswith("{"):
         text = text.rstrip("{ ").rstrip()
     return text[:300]
 
 
 def _member_summary(language: str, data: bytes, member: Definition) -> str:
-    body = _find_body(member.node)
-    signature = _signature(data, _header_node(member.node), body)
+    body, signature = member.body, member.signature
     if body is None:
         return signature
     if language == "python":
@@ -264,10 +269,8 @@ def _member_summary(language: str, data: bytes, member: Definition) -> str:
 
 def _doc(data: bytes, definition: Definition, body: Node | None) -> str:
     """The docstring (Python) or the doc comment above the definition, markers stripped."""
-    if body is not None and body.type == "block" and definition.node.type in (
-        "function_definition", "class_definition"
-    ):
-        first = body.named_children[0] if body.named_child_count else None
+    if definition.node.type in _PY_DEFS and body is not None and body.type == "block":
+        first = body.named_child(0) if body.named_child_count else None
         if first is not None and first.type == "expression_statement" and first.named_child_count:
             string = first.named_children[0]
             if string.type == "string":
@@ -337,8 +340,8 @@ def _module_chunks(path: str, language: str, lines: Lines, defs: list[Definition
         elements: list[Element] = []
         for start, end, _, _ in group:
             run_elements = line_elements(lines, start, end, budget)
-            first = run_elements[0]
-            elements.append(Element(first.start, first.end, first.start_row, first.end_row, 0))
+            head = run_elements[0]  # a run's first line is the best place to cut
+            elements.append(Element(head.start, head.end, head.start_row, head.end_row, 0))
             elements.extend(run_elements[1:])
         for first, last in trimmed_parts(data, elements, split_elements(elements, budget)):
             text = "".join(
@@ -357,7 +360,8 @@ def _module_chunks(path: str, language: str, lines: Lines, defs: list[Definition
 
 def _uncovered_runs(lines: Lines, defs: list[Definition]) -> list[tuple[int, int, int, int]]:
     """(start byte, end byte, first row, last row) of each run of rows outside every
-    definition, blank rows at either end trimmed; bytes include the last row's newline."""
+    definition, blank rows at either end trimmed; bytes include the last row's newline.
+    Runs of punctuation only (closing braces) are dropped."""
     data = lines.data
     runs = []
     row = 0
@@ -367,7 +371,7 @@ def _uncovered_runs(lines: Lines, defs: list[Definition]) -> list[tuple[int, int
             begin, stop = lines.row_start(row), lines.row_end(start - 1)
             segment = data[begin:stop]
             body = segment.strip()
-            if body:
+            if _WORD.search(body):  # a lone `}` or `});` left between definitions is no content
                 first_byte = begin + segment.index(body[:1])
                 last_byte = begin + len(segment.rstrip()) - 1
                 first_row, last_row = lines.row_of(first_byte), lines.row_of(last_byte)

@@ -37,8 +37,12 @@ _DECLARATOR_LEAVES = frozenset({
     "type_identifier", "template_function", "operator_cast",
 })
 _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
+_ANGLE_ARGS = re.compile(r"<[^<>]*>")
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|#[^\n]*", re.S)
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+# Names as people write them: identifiers joined by dots, operators, JS computed keys.
+_SANE_NAME = re.compile(r"^[\w$~.!=<>+\-*/%&|^\[\]'\"`]+$")
 _SPACE = re.compile(r"\s+")
-_SEPARATORS = b" \t\r\n;,"
 _NOT_IDENT = re.compile(r"[^0-9A-Za-z_$]")
 
 
@@ -55,10 +59,13 @@ class Definition:
     end_byte: int = 0
     end_row: int = 0
     doc_nodes: list[Node] = field(default_factory=list)
+    first: Node | None = None  # the first node of the span (a doc comment, or the wrapper)
     parent: Definition | None = None
     children: list[Definition] = field(default_factory=list)
     symbol: str = ""
     members: list[Node] = field(default_factory=list)  # nodes merged into this one
+    body: Node | None = None  # filled by the chunker, once per definition
+    signature: str = ""
 
     @property
     def is_chunk(self) -> bool:
@@ -78,7 +85,7 @@ def find_definitions(gram: Grammar, root: Node, data: bytes, path: str) -> list[
         defs.append(found)
     defs.sort(key=lambda d: (d.start_byte, -d.end_byte))
     _nest(defs)
-    return _merge_same_symbol(defs, data)
+    return _merge_same_symbol(defs)
 
 
 def _text(node: Node) -> str:
@@ -95,7 +102,7 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
     if node is None or kind is None:
         return None
     if "path" in captures:
-        name, absolute = _SPACE.sub("", _text(captures["path"][0])), True
+        name, absolute = _SPACE.sub("", _COMMENT.sub("", _text(captures["path"][0]))), True
     elif "receiver" in captures:
         receiver = _type_name(_text(captures["receiver"][0]))
         name, absolute = f"{receiver}.{_text(captures['name'][0])}", True
@@ -123,12 +130,24 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
 
 
 def _clean_name(raw: str) -> str:
+    if raw.isidentifier():
+        return raw
     name = raw.strip()
     if len(name) >= 2 and name[0] in "'\"`" and name[-1] == name[0]:
         name = name[1:-1]  # `{'content-type': function () {}}`
     if name.startswith("[") and name.endswith("]"):
         name = name[1:-1]  # computed keys: `[Symbol.observable]() {}`
-    return _SPACE.sub("", name).replace("::", ".")
+    name = _COMMENT.sub("", name)
+    previous = None
+    while previous != name and "<" in name:  # C++/TS/Rust generics: `Map<K, V>` → `Map`
+        previous, name = name, _ANGLE_ARGS.sub("", name)
+    name = name.split("(", 1)[0]  # `operator bool() noexcept` → `operator bool`
+    name = _SPACE.sub("", name).replace("::", ".")
+    if len(name) > 80 or not _SANE_NAME.match(name):
+        # What error recovery or macros made of a name: keep its last identifier.
+        identifiers = _IDENTIFIER.findall(name)
+        name = identifiers[-1] if identifiers else ""
+    return name
 
 
 def _type_name(raw: str) -> str:
@@ -218,6 +237,7 @@ def _widen(definition: Definition) -> None:
         sibling = sibling.prev_sibling
     docs.reverse()
     definition.doc_nodes = docs
+    definition.first = start_node
     definition.start_byte, definition.start_row = start_node.start_byte, start_node.start_point[0]
     definition.end_byte = outer.end_byte
     definition.end_row = last_row(outer)
@@ -284,9 +304,19 @@ def _class_scope(definition: Definition) -> str:
     return definition.symbol
 
 
-def _merge_same_symbol(defs: list[Definition], data: bytes) -> list[Definition]:
+def _follows(previous: Definition, definition: Definition) -> bool:
+    """Nothing but comments and punctuation between the two definitions."""
+    sibling = definition.first.prev_sibling if definition.first is not None else None
+    while sibling is not None and (not sibling.is_named or "comment" in sibling.type):
+        if sibling.end_byte <= previous.end_byte:
+            break
+        sibling = sibling.prev_sibling
+    return sibling is not None and sibling.end_byte == previous.end_byte
+
+
+def _merge_same_symbol(defs: list[Definition]) -> list[Definition]:
     """Fold a definition into the previous sibling when they share a symbol and nothing but
-    whitespace or separators lies between: one chunk for `get x`/`set x`, `@property` and
+    comments or separators lie between: one chunk for `get x`/`set x`, `@property` and
     its setter, TypeScript overload signatures and their implementation."""
     merged: list[Definition] = []
     last_by_parent: dict[int, Definition] = {}
@@ -299,7 +329,7 @@ def _merge_same_symbol(defs: list[Definition], data: bytes) -> list[Definition]:
             and previous.kind in ("function", "method")
             and definition.kind == previous.kind
             and previous.end_byte <= definition.start_byte
-            and not data[previous.end_byte : definition.start_byte].strip(_SEPARATORS)
+            and _follows(previous, definition)
         ):
             previous.end_byte = definition.end_byte
             previous.end_row = max(previous.end_row, definition.end_row)

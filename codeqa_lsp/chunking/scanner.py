@@ -99,20 +99,35 @@ def read_source(root: Path, rel_path: str, settings: Settings) -> SourceFile | S
         if exc.errno == errno.ELOOP:
             return _skip(rel, "symlink-loop", "symlink cycle")
         return _skip(rel, "unreadable", type(exc).__name__)
-    if len(data) > settings.max_file_bytes:  # grew between stat and read
-        return _skip(rel, "too-large", f"more than {settings.max_file_bytes} bytes")
-    if b"\x00" in data:
-        return _skip(rel, "binary", "NUL byte")
     text = data.decode("utf-8", errors="replace")
+    found = _content_rule(text, data, settings)
+    if found is not None:
+        reason, rule = found
+        return _skip(rel, reason, rule, logging.INFO if reason == "secret-content" else logging.DEBUG)
+    return SourceFile(rel, text, len(data), info.st_mtime, hashlib.sha256(data).hexdigest())
+
+
+def content_skip_reason(text: str, settings: Settings) -> str | None:
+    """`read_source`'s content rules for text that did not come from disk (an unsaved
+    editor buffer), so both paths skip exactly the same things."""
+    found = _content_rule(text, text.encode("utf-8", "replace"), settings)
+    return found[0] if found is not None else None
+
+
+def _content_rule(text: str, data: bytes, settings: Settings) -> tuple[str, str] | None:
+    """(reason, rule description) for content that must not be indexed."""
+    if len(data) > settings.max_file_bytes:  # also: the file grew between stat and read
+        return "too-large", f"more than {settings.max_file_bytes} bytes"
+    if b"\x00" in data:
+        return "binary", "NUL byte"
     rule = secret_content_rule(text)
     if rule is not None:
-        return _skip(rel, "secret-content", f"content matches {rule}", logging.INFO)
-    head = text[:2000]
-    if _GENERATED.search(head):
-        return _skip(rel, "generated", "generated-code header")
+        return "secret-content", f"content matches {rule}"
+    if _GENERATED.search(text[:2000]):
+        return "generated", "generated-code header"
     if looks_minified(data):
-        return _skip(rel, "minified", "average line longer than 500 bytes")
-    return SourceFile(rel, text, len(data), info.st_mtime, hashlib.sha256(data).hexdigest())
+        return "minified", "average line longer than 500 bytes"
+    return None
 
 
 def _skip(rel: str, reason: str, rule: str, level: int = logging.DEBUG) -> Skip:

@@ -174,9 +174,15 @@ def plan(sizes: list[int], costs: list[int], budget: int, overlap: int) -> list[
     return parts
 
 
-def split_elements(elements: list[Element], budget: int) -> list[tuple[int, int]]:
-    """Plan parts over elements; returns (first, last_exclusive) element index pairs."""
-    sizes = [max(1, (e.end - e.start) // BYTES_PER_TOKEN) for e in elements]
+def split_elements(
+    elements: list[Element], budget: int, sizes: list[int] | None = None
+) -> list[tuple[int, int]]:
+    """Plan parts over elements; returns (first, last_exclusive) element index pairs.
+
+    `sizes` (tokens) overrides the byte-span size, for elements whose text is rewritten
+    (a skeleton's member signature stands for the member's whole span)."""
+    if sizes is None:
+        sizes = [max(1, (e.end - e.start) // BYTES_PER_TOKEN) for e in elements]
     costs = [e.cost for e in elements]
     return plan(sizes, costs, budget, int(budget * OVERLAP_RATIO))
 

@@ -21,6 +21,8 @@ MODULE_SYMBOL = "<module>"
 _ATX = re.compile(rb"[ ]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*\r?\n?$")
 _FENCE = re.compile(rb"[ ]{0,3}(```|~~~)")
 _SETEXT = re.compile(rb"[ ]{0,3}(=+|-+)[ \t]*\r?\n?$")
+_MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _RST_ADORNMENT = re.compile(rb"([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*\r?\n?$")
 
 
@@ -124,8 +126,12 @@ def _markdown_headings(lines: Lines) -> dict[int, tuple[int, str]]:
     data, headings = lines.data, {}
     fence: bytes | None = None
     previous = b""
+    in_front_matter = data.startswith((b"---\n", b"---\r\n"))  # YAML front matter
     for row in range(lines.count):
         line = data[lines.row_start(row) : lines.row_end(row)]
+        if in_front_matter:
+            in_front_matter = row == 0 or line.rstrip() not in (b"---", b"...")
+            continue
         opened = _FENCE.match(line)
         if opened:
             marker = opened.group(1)
@@ -193,4 +199,9 @@ def _symbol_at(paths: dict[int, str], start_row: int, end_row: int) -> str | Non
 
 
 def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace").strip()
+    """A heading's text as a reader sees it: links and images reduced to their text."""
+    text = raw.decode("utf-8", "replace")
+    text = _MD_IMAGE.sub("", text)
+    text = _MD_LINK.sub(r"\1", text)
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -48,7 +48,7 @@ def _answer_options(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--provider", choices=PROVIDERS, default=None, help="answer generator (default: extractive)")
     p.add_argument("--model", default=None, help="model name for the provider")
-    p.add_argument("--base-url", default=None, metavar="URL", help="OpenAI-compatible server or API gateway")
+    p.add_argument("--base-url", default=None, metavar="URL", help="OpenAI-compatible server or API gateway (implies --provider openai unless given)")
     p.add_argument("--no-cache", action="store_true", help="ignore cached answers")
     p.add_argument("--json", action="store_true", help="print the final Answer as JSON")
     p.add_argument("--embedder", choices=EMBEDDERS, default=None)
@@ -60,6 +60,8 @@ def _workspace(args: argparse.Namespace) -> Any:
 
     changes = {k: v for k, v in (("provider", args.provider), ("model", args.model),
                                  ("base_url", args.base_url)) if v}
+    if args.base_url and not args.provider:
+        changes["provider"] = "openai"  # a base URL only means something to an OpenAI-compatible server
     workspace = Workspace(args.root, _settings(args).replace(**changes))
     workspace.index(progress=_progress_printer(sys.stderr.isatty() and not args.json))
     if sys.stderr.isatty() and not args.json:

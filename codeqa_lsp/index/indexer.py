@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import platformdirs
@@ -64,22 +64,31 @@ class Indexer:
         self._base_embedder: Embedder = create_embedder(settings)
         self.embedder = CountingEmbedder(self._base_embedder)
         identity = {"embedder": self.embedder.name, "model": self.embedder.model}
+        space = f"{self.embedder.name}|{self.embedder.model}|{self.embedder.dim}"
         cache_dir = (
             self.index_dir / "embedding-cache"
             if settings.index_dir
             else Path(platformdirs.user_cache_dir("codeqa-lsp")) / "embedding-cache"
         )
-        self.cache = EmbeddingCache(
-            cache_dir, settings.embedding_cache_bytes,
-            namespace=f"{self.embedder.name}|{self.embedder.model}|{self.embedder.dim}",
-        )
+        self.cache = EmbeddingCache(cache_dir, settings.embedding_cache_bytes, namespace=space)
         self._rebuilt_reason: str | None = None
         self.store = self._open_store()
+        owner = self.store.get_meta("root")
+        if owner is not None and owner != str(self.root):
+            # A fixed indexDir reused for another workspace: its paths mean other files.
+            self.store.close()
+            self._wipe_store(f"index dir belonged to {owner}; rebuilt for {self.root}")
+            self.store = self._open_store()
+        self.store.set_meta("root", str(self.root))
         self.vectors = VectorStore(self.index_dir, self.embedder.dim, identity)
         reason = self.vectors.load()
         if reason:
             self._note_rebuild(f"vectors discarded: {reason}")
-        self.store.set_meta("embedder", f"{self.embedder.name}|{self.embedder.model}|{self.embedder.dim}")
+        previous = self.store.get_meta("embedder")
+        if previous not in (None, space) and not len(self.vectors):
+            # Vectors from two models are never mixed: each embedder has its own vector file.
+            self._note_rebuild(f"embedder changed from {previous} to {space}; re-embedding everything")
+        self.store.set_meta("embedder", space)
         self._index_lock = threading.Lock()
         self._save_lock = threading.Lock()
         self._save_timer: threading.Timer | None = None
@@ -98,14 +107,18 @@ class Indexer:
         try:
             return Store(db)
         except StoreCorrupt as exc:
-            self._note_rebuild(f"index database unusable ({exc}); rebuilt from the files")
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                path = db.with_name(db.name + suffix)
-                if path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink(missing_ok=True)
+            self._wipe_store(f"index database unusable ({exc}); rebuilt from the files")
             return Store(db)
+
+    def _wipe_store(self, reason: str) -> None:
+        self._note_rebuild(reason)
+        db = self.index_dir / DB_NAME
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            path = db.with_name(db.name + suffix)
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
     def _note_rebuild(self, reason: str) -> None:
         log.warning("index %s: %s", self.index_dir, reason)
@@ -242,7 +255,7 @@ class Indexer:
 
         # The path rules (ignore files, excludes, secret file names) apply to single-file
         # updates too: a save of `.env` must not sneak past the scanner's checks.
-        reason = self._filter.skip_reason(rel_path)
+        reason = "outside-root" if _escapes_root(rel_path) else self._filter.skip_reason(rel_path)
         size, mtime, sha = 0, -1.0, ""
         if reason is None and text is not None:
             reason = _buffer_skip_reason(text, self.settings)
@@ -353,7 +366,7 @@ class Indexer:
         return self.store.file_hash(rel_path)
 
     def coverage(self) -> float:
-        chunks = self.store.counts()[1]
+        chunks = self.store.chunk_count()
         return 1.0 if chunks == 0 else min(1.0, len(self.vectors) / chunks)
 
     # -- retrieval arms ------------------------------------------------------------------
@@ -394,6 +407,11 @@ class Indexer:
         finally:
             self.store.close()
             self.cache.close()
+
+
+def _escapes_root(rel_path: str) -> bool:
+    path = PurePosixPath(rel_path.replace("\\", "/"))
+    return path.is_absolute() or ".." in path.parts or not path.parts
 
 
 def _buffer_skip_reason(text: str, settings: Settings) -> str | None:

@@ -305,6 +305,9 @@ class Store:
         return [(_row_to_chunk(r[1:]), float(r[0])) for r in rows]
 
     # -- statistics ----------------------------------------------------------------------
+    def chunk_count(self) -> int:
+        return int(self._reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
+
     def counts(self) -> tuple[int, int, dict[str, int]]:
         conn = self._reader()
         files = conn.execute("SELECT count(*) FROM files").fetchone()[0]

@@ -1,9 +1,11 @@
 """hnswlib vector storage with crash-atomic saves.
 
-Layout in the index directory:
-    vectors-<generation>.hnsw   an hnswlib index file (cosine space)
-    vectors.json                the commit record: which generation is current, its size and
-                                sha256, the deleted labels, and the embedder identity
+Layout in the index directory, per embedder (`<space>` = embedder-model-dim, so processes
+or settings using different embedders never fight over one file, and switching back to an
+embedder finds its vectors still there):
+    vectors.<space>-<generation>.hnsw   an hnswlib index file (cosine space)
+    vectors.<space>.json                the commit record: which generation is current, its
+                                        size and sha256, the deleted labels, the identity
 
 A save writes a new generation file (fsync), then replaces `vectors.json` atomically (temp
 file, fsync, rename, fsync of the directory), then deletes the previous generation. A crash
@@ -15,13 +17,15 @@ from an empty index (re-embedding from the embedding cache).
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +34,6 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-POINTER = "vectors.json"
 INITIAL_CAPACITY = 1024
 M = 16
 EF_CONSTRUCTION = 100
@@ -63,6 +66,31 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+@contextlib.contextmanager
+def _process_lock(lock_path: Path) -> Iterator[None]:
+    """Serializes saves and loads across processes sharing the index (the language server
+    and a `codeqa index` run): generation numbers never collide, and stale-file cleanup
+    never deletes a file another process is about to commit."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: in-process locking only
+        yield
+        return
+    with open(lock_path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _committed_generation(pointer: Path) -> int:
+    try:
+        return int(json.loads(pointer.read_text("utf-8"))["generation"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 def _sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -81,6 +109,10 @@ class VectorStore:
         self.directory = directory
         self.dim = dim
         self.identity: dict[str, str | int] = {**identity, "dim": dim, "format": FORMAT_VERSION}
+        space = re.sub(r"[^A-Za-z0-9_.@-]+", "_", f"{identity.get('embedder')}-{identity.get('model')}-{dim}")
+        self.prefix = f"vectors.{space}"
+        self.pointer = directory / f"{self.prefix}.json"
+        self._lock_path = directory / f"{self.prefix}.lock"
         self._lock = threading.RLock()
         self._deleted: set[int] = set()
         self._live: set[int] = set()
@@ -100,9 +132,13 @@ class VectorStore:
     def load(self) -> str | None:
         """Load the committed generation. Returns None on success (or when there is nothing
         saved yet), else the reason the saved vectors were discarded."""
+        with _process_lock(self._lock_path):
+            return self._load()
+
+    def _load(self) -> str | None:
         import hnswlib
 
-        pointer = self.directory / POINTER
+        pointer = self.pointer
         if not pointer.exists():
             self._remove_stale_files(keep=None)
             return None
@@ -140,25 +176,25 @@ class VectorStore:
             self._deleted, self._live = set(), set()
             self.dirty = True
         with contextlib.suppress(OSError):
-            (self.directory / POINTER).unlink(missing_ok=True)
+            (self.pointer).unlink(missing_ok=True)
         self._remove_stale_files(keep=None)
         return reason
 
     def _remove_stale_files(self, keep: str | None) -> None:
         """Generations other than the committed one are leftovers of an interrupted save."""
-        for item in self.directory.glob("vectors-*.hnsw*"):
+        for item in self.directory.glob(f"{glob.escape(self.prefix)}-*.hnsw*"):
             if item.name != keep:
                 item.unlink(missing_ok=True)
-        for item in self.directory.glob(f".{POINTER}.tmp-*"):
+        for item in self.directory.glob(f".{glob.escape(self.pointer.name)}.tmp-*"):
             item.unlink(missing_ok=True)
 
     def save(self) -> None:
         """Atomically persist the current index (see the module docstring)."""
-        with self._lock:
+        with self._lock, _process_lock(self._lock_path):
             if len(self._deleted) > max(COMPACT_MIN, COMPACT_SHARE * self._index.element_count):
                 self._compact()
-            generation = self._generation + 1
-            name = f"vectors-{generation}.hnsw"
+            generation = max(self._generation, _committed_generation(self.pointer)) + 1
+            name = f"{self.prefix}-{generation}.hnsw"
             path = self.directory / name
             tmp = self.directory / f"{name}.tmp"
             self._index.save_index(str(tmp))
@@ -174,7 +210,7 @@ class VectorStore:
                 "identity": self.identity,
                 "saved_at": time.time(),
             }
-            atomic_write_bytes(self.directory / POINTER, json.dumps(record).encode("utf-8"))
+            atomic_write_bytes(self.pointer, json.dumps(record).encode("utf-8"))
             self._generation = generation
             self.dirty = False
             self._remove_stale_files(keep=name)

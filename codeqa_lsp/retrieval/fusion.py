@@ -42,6 +42,18 @@ class FusionConfig:
 
 DEFAULT_FUSION = FusionConfig()
 
+# The arms are not equally good with every embedder: the hashing embedder's "dense" arm is
+# a blurred keyword match, so BM25 should lead; a semantic model earns more weight. Chosen
+# on the evaluation sets (bench/quality.py; numbers in BENCHMARKS.md).
+FUSION_BY_EMBEDDER: dict[str, FusionConfig] = {
+    "hash": FusionConfig(method="minmax", weights={"bm25": 0.7, "dense": 0.3}),
+}
+
+
+def fusion_for(embedder_name: str) -> FusionConfig:
+    """The measured fusion for an embedder; unknown (remote) embedders get the default."""
+    return FUSION_BY_EMBEDDER.get(embedder_name, DEFAULT_FUSION)
+
 
 def fuse(arms: Mapping[str, Ranked], config: FusionConfig = DEFAULT_FUSION) -> list[tuple[str, float]]:
     """Fused (id, score) list, best first; ties keep first-seen order (stable)."""

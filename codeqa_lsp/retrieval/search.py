@@ -27,7 +27,7 @@ from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.retrieval.filters import chunk_passes
 from codeqa_lsp.retrieval.floor import dense_floor, judge
-from codeqa_lsp.retrieval.fusion import DEFAULT_FUSION, FusionConfig, fuse
+from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
 from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.query import QueryInfo, analyze, symbol_matches
@@ -56,11 +56,12 @@ class HybridSearcher:
     """Searches one `Indexer`. Thread-safe: queries may run from several threads at once."""
 
     def __init__(
-        self, indexer: Indexer, settings: Settings, fusion: FusionConfig = DEFAULT_FUSION
+        self, indexer: Indexer, settings: Settings, fusion: FusionConfig | None = None
     ) -> None:
         self.indexer = indexer
         self.settings = settings
-        self.fusion = fusion
+        # None: the fusion measured best for this embedder (see fusion.py).
+        self.fusion = fusion or fusion_for(indexer.embedder.name)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 

@@ -8,7 +8,9 @@ configuration responses carry API keys, and pygls logs those messages at debug l
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -98,7 +100,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.start_tcp(host, port)
     else:
         server.start_io()
-    return 0
+    # LSP: exit code 0 only when `shutdown` came first. By now `shutdown` has persisted and
+    # closed every index; leave without joining worker threads that may sit in a provider's
+    # network timeout (a cancelled answer), which would keep the editor waiting for nothing.
+    code = 0 if getattr(server.protocol, "_shutdown", False) else 1
+    logging.getLogger(__name__).info("exiting with code %d", code)
+    logging.shutdown()
+    with contextlib.suppress(Exception):  # pygls closes stdout on `exit`
+        sys.stdout.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -167,6 +167,19 @@ class CodeQAServer(LanguageServer):
                 [f"configuration section 'codeqa' must be an object, got {type(value).__name__}"]
             )
 
+    def shutdown(self) -> None:
+        """Stop the transport without waiting on pygls's stdin reader thread.
+
+        pygls joins its thread pool here, and that pool's reader is blocked on stdin until the
+        client closes it; after `exit` the process must end regardless (see `__main__`).
+        """
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._thread_pool is not None:
+            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        if self._server is not None:
+            self._server.close()
+
     def shutdown_pools(self) -> None:
         self.read_pool.shutdown(wait=False, cancel_futures=True)
         self.work_pool.shutdown(wait=False, cancel_futures=True)

@@ -146,13 +146,16 @@ def workspace_for_uri(ls: CodeQAServer, command: str, uri: str) -> tuple[Path, W
 
 # -- streaming answers -------------------------------------------------------------------------------
 
-def _consume(
-    make_stream: Callable[[], Iterator[str | Answer]],
-    emit: Callable[[str], None],
-    cancel: threading.Event,
-) -> Answer | None:
-    """(work pool) Drive the engine's answer generator; None when cancelled."""
-    stream = make_stream()
+StreamFactory = Callable[[threading.Event], Iterator[str | Answer]]
+
+
+def _consume(make_stream: StreamFactory, emit: Callable[[str], None], cancel: threading.Event) -> Answer | None:
+    """(work pool) Drive the engine's answer generator; None when cancelled.
+
+    The engine gets the same `cancel` event, which interrupts a provider request even while
+    it waits on a silent server; between deltas we check it too.
+    """
+    stream = make_stream(cancel)
     answer: Answer | None = None
     try:
         for item in stream:
@@ -166,13 +169,13 @@ def _consume(
         close = getattr(stream, "close", None)
         if close is not None:
             close()  # stops generation when we left early
-    return answer
+    return None if cancel.is_set() else answer
 
 
 async def stream_answer(
     ls: CodeQAServer,
     root: Path,
-    make_stream: Callable[[], Iterator[str | Answer]],
+    make_stream: StreamFactory,
     request_id: str,
 ) -> tuple[dict[str, Any], Answer]:
     params = current_command_params.get()
@@ -225,7 +228,7 @@ async def ask(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     root, workspace, glob = pick_workspace(ls, path)
     filters = _filters(glob, language)
     result, _ = await stream_answer(
-        ls, root, lambda: workspace.ask_stream(question, filters=filters), request_id
+        ls, root, lambda cancel: workspace.ask_stream(question, filters=filters, cancel=cancel), request_id
     )
     return result
 
@@ -243,7 +246,7 @@ async def _explain(ls: CodeQAServer, command: str, obj: dict[str, Any]) -> tuple
     if position.line >= max(line_count, 1):
         raise _bad(command, f"position line {position.line} is past the end of the document ({line_count} lines)")
     result, answer = await stream_answer(
-        ls, root, lambda: workspace.explain_stream(path, position.line + 1, text=text), request_id
+        ls, root, lambda cancel: workspace.explain_stream(path, position.line + 1, text=text, cancel=cancel), request_id
     )
     return result, answer, root
 

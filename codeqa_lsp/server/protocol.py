@@ -154,7 +154,7 @@ class RobustProtocol(LanguageServerProtocol):
         if not self._lifecycle_allows(method, reply_id if is_request else None, is_request):
             return
 
-        if method not in self.fm.builtin_features and method not in self.fm.features:
+        if not self._handles(method):
             if is_request:  # before structuring: an unknown method is -32601 whatever its params
                 self.send_error(raw_id, METHOD_NOT_FOUND, f"Method Not Found: {method}")
             elif not method.startswith("$/"):
@@ -173,6 +173,13 @@ class RobustProtocol(LanguageServerProtocol):
         if method == types.INITIALIZE:
             self.initialize_received = True
         super().handle_message(structured)
+
+    def _handles(self, method: str) -> bool:
+        return (
+            method == types.CANCEL_REQUEST  # handled inside pygls, not a registered feature
+            or method in self.fm.builtin_features
+            or method in self.fm.features
+        )
 
     def _lifecycle_allows(self, method: str, msg_id: Any, is_request: bool) -> bool:
         if method == types.EXIT:

@@ -215,3 +215,18 @@ def test_empty_question(make_workspace: MakeWorkspace) -> None:
     deltas, answer = run(make_workspace(), "   ")
     assert deltas == [] and not answer.confident and answer.citations == []
 
+
+
+def test_cancel_event_ends_a_stalled_answer_at_once(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+    import threading
+
+    fake_llm.script("messages", Stall("The discount is computed slowly", after_deltas=1))
+    workspace = remote(make_workspace, fake_llm, request_timeout=600.0)
+    cancel = threading.Event()
+    stream = workspace.ask_stream(QUESTION, cancel=cancel)
+    assert isinstance(next(stream), str)
+    threading.Timer(0.2, cancel.set).start()  # like $/cancelRequest arriving on another thread
+    rest = list(stream)
+    assert len(rest) == 1 and isinstance(rest[0], Answer)
+    assert rest[0].error == "cancelled" and rest[0].citations == []
+    assert fake_llm.disconnected.wait(30)

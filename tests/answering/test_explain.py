@@ -107,3 +107,23 @@ def test_callee_in_the_edited_buffer_is_repointed(make_workspace: MakeWorkspace,
     discount = cited["compute_discount"]  # unchanged code, but moved down two lines
     assert buffer.splitlines()[discount.start_line - 1].startswith("def compute_discount")
     assert not cited["Cart.checkout"].stale
+
+
+def test_cached_explanation_expires_when_a_callee_changes(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer, repo: Path
+) -> None:
+    fake_llm.script("messages", Reply("Checkout [1] uses tax [2]."), Reply("Fresh [1]."))
+    workspace = remote(make_workspace, fake_llm)
+    line = line_of(repo, "total = sum(self.items)")
+    explain(workspace, line)
+    assert workspace.cached_explanation("shop/pricing.py", line) is not None
+    path = repo / "shop/inventory.py"  # unrelated file: the cache survives
+    path.write_text(path.read_text() + "\n\ndef audit() -> None:\n    pass\n", encoding="utf-8")
+    workspace.update_file("shop/inventory.py")
+    assert workspace.cached_explanation("shop/pricing.py", line) is not None
+    pricing = repo / "shop/pricing.py"  # a callee's code changes: [2] would point at new code
+    pricing.write_text(pricing.read_text().replace("round(amount * (1 + TAX_RATE), 2)",
+                                                   "round(amount * (1 + TAX_RATE), 3)"), encoding="utf-8")
+    workspace.update_file("shop/pricing.py")
+    assert workspace.cached_explanation("shop/pricing.py", line) is None
+    assert explain(workspace, line).text == "Fresh [1]." and len(fake_llm.requests) == 2

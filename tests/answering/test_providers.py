@@ -193,3 +193,33 @@ def test_closing_the_stream_releases_the_connection(fake_llm: FakeLLMServer, nam
     assert isinstance(first, str) and first
     stream.close()
     assert fake_llm.disconnected.wait(30), "closing the generator did not close the HTTP response"
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_cancel_event_interrupts_a_blocked_read(fake_llm: FakeLLMServer, name: str) -> None:
+    import threading
+
+    from codeqa_lsp.answering.providers.base import Cancelled
+    from tests.fakes.llm_server import Stall
+
+    fake_llm.script(ENDPOINT[name], Stall("alpha beta gamma delta", after_deltas=1))
+    cancel = threading.Event()
+    stream = provider_for(fake_llm.url, name, request_timeout=600.0).stream("S", "U", cancel=cancel)
+    assert isinstance(next(stream), str)
+    threading.Timer(0.2, cancel.set).start()  # from another thread, while next() is blocked
+    with pytest.raises(Cancelled):
+        next(stream)
+    assert fake_llm.disconnected.wait(30)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_deadline_is_exact_even_mid_stream(fake_llm: FakeLLMServer, name: str) -> None:
+    from tests.fakes.llm_server import Stall
+
+    fake_llm.script(ENDPOINT[name], Stall("alpha beta gamma delta", after_deltas=1, seconds=120))
+    stream = provider_for(fake_llm.url, name, request_timeout=1.0).stream("S", "U")
+    started = time.monotonic()
+    assert isinstance(next(stream), str)
+    with pytest.raises(ProviderError, match=r"timed out after 1s"):
+        next(stream)
+    assert time.monotonic() - started < 8  # not the server's 120 s

@@ -117,3 +117,25 @@ def test_seeded_secrets_never_reach_a_request_body_or_log(
     for secret in SEEDED_SECRET_VALUES:
         assert secret not in bodies
         assert secret not in caplog.text
+
+
+def test_explaining_a_secret_file_sends_nothing(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+    workspace = make_workspace(provider="openai", base_url=fake_llm.url, model="m")
+    key_in_code = 'TOKEN = "ghp_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz"\n\n\ndef token():\n    return TOKEN\n'
+    for path, text in ((".env", "API_KEY=whatever\n"), ("shop/creds.py", key_in_code)):
+        (answer,) = list(workspace.explain_stream(path, 1, text=text))
+        assert isinstance(answer, Answer) and "looks like it holds secrets" in answer.text
+    assert fake_llm.requests == []
+
+
+def test_answer_cache_respects_its_size_limit(tmp_path: Path) -> None:
+    from codeqa_lsp.answering.cache import AnswerStore
+
+    limit = 256 * 1024
+    store = AnswerStore(tmp_path, limit, log_questions=False)
+    for i in range(300):  # ~2.4 MB of answers into a 256 KB cache
+        store.put(f"key-{i}", {"text": f"answer {i} " * 800, "chunk_ids": [], "usage": None})
+    cache = store._open()
+    assert cache is not None and cache.volume() <= limit * 1.25
+    assert store.get("key-299") is not None and store.get("key-0") is None  # oldest evicted
+    store.close()

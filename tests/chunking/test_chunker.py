@@ -215,3 +215,13 @@ def test_deterministic_and_unique_ids() -> None:
 def test_empty_and_whitespace_files() -> None:
     assert chunk_source("empty.py", "") == []
     assert chunk_source("blank.md", "\n\n   \n") == []
+
+
+def test_markdown_front_matter_and_link_headings() -> None:
+    text = (
+        "---\ndescription: not a heading\n---\n\n"
+        "# [v2.0](https://example.com/v2) ![badge](https://img) (2025)\n\nNotes.\n"
+    )
+    chunks = chunk_source("CHANGELOG.md", text)
+    assert [c.symbol for c in chunks] == ["v2.0 (2025)"]
+    assert chunks[0].start_line == 1  # the front matter is kept as text, not a heading

@@ -62,14 +62,14 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("Router.route", "method", 50, 52),
     ],
     "response.js": [
-        ("<module>", "module", 1, 20),
+        ("<module>", "module", 1, 17),
         ("response.send", "method", 4, 7),
         ("response.header", "method", 9, 11),
         ("response.json", "method", 13, 15),
         ("response.nested.deep", "method", 18, 18),
     ],
     "sample.ts": [
-        ("<module>", "module", 1, 1),
+        ("<module>", "module", 1, 58),
         ("pipe", "function", 3, 8),
         ("identity", "function", 10, 10),
         ("Observer", "class", 12, 15),
@@ -79,6 +79,9 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("Subject._throwIfClosed", "method", 33, 34),
         ("Base", "class", 37, 39),
         ("Color", "class", 41, 44),
+        ("Merger", "class", 46, 56),
+        ("Merger.merge", "method", 47, 55),
+        ("Shapes.area", "function", 59, 61),
     ],
     "sample.go": [
         ("<module>", "module", 1, 3),
@@ -89,7 +92,7 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("Reader", "class", 27, 29),
     ],
     "sample.rs": [
-        ("<module>", "module", 1, 33),
+        ("<module>", "module", 1, 29),
         ("Point", "class", 3, 7),
         ("Point.new", "method", 10, 13),
         ("Wrapper.fmt", "method", 17, 19),
@@ -132,7 +135,7 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("helper", "function", 22, 24),
     ],
     "Sample.cs": [
-        ("<module>", "module", 1, 26),
+        ("<module>", "module", 1, 4),
         ("Cart", "class", 5, 20),
         ("Cart.Cart", "method", 10, 13),
         ("Cart.Add", "method", 15, 19),

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.chunking.languages import supported_grammars
+from codeqa_lsp.chunking.scanner import Skip, read_source
+from codeqa_lsp.config import Settings
 from tests.chunking.test_chunker import assert_well_formed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chunking"
@@ -56,9 +61,35 @@ def test_truncated_real_files_never_raise(name: str, cut: float, budget: int) ->
     text = full[: int(len(full) * cut)]
     chunks = chunk_source(f"src/{name}", text, max_tokens=budget)
     assert_well_formed(chunks, text)
-    # Every non-blank line is still in some chunk: nothing a syntax error hides is lost.
+    # Every line with a word on it is still in some chunk: nothing a syntax error hides is
+    # lost (lines of bare punctuation, like a closing brace, may be dropped).
     covered: set[int] = set()
     for chunk in chunks:
         covered.update(range(chunk.start_line, chunk.end_line + 1))
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    assert {i + 1 for i, line in enumerate(lines) if line.strip()} <= covered
+    assert {i + 1 for i, line in enumerate(lines) if re.search(r"\w", line)} <= covered
+
+
+KNOWN_REASONS = {"binary", "too-large", "secret-content", "generated", "minified"}
+
+
+@FUZZ
+@given(data=st.binary(max_size=3000))
+def test_read_source_of_arbitrary_bytes(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    root = tmp_path_factory.mktemp("fuzz")
+    (root / "file.py").write_bytes(data)
+    result = read_source(root, "file.py", Settings(max_file_bytes=2000))
+    if isinstance(result, Skip):
+        assert result.reason in KNOWN_REASONS
+    else:
+        assert result.text == data.decode("utf-8", "replace") and result.size == len(data)
+        assert_well_formed(chunk_source(result.rel_path, result.text), result.text)
+
+
+def test_parallel_chunking_matches_sequential() -> None:
+    """Parsers are per thread; the shared Language/Query objects are read-only."""
+    jobs = [(f"src/{name}", (FIXTURES / name).read_text(encoding="utf-8")) for name in FIXTURE_FILES] * 8
+    expected = [chunk_source(path, text) for path, text in jobs]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        got = list(pool.map(lambda job: chunk_source(*job), jobs))
+    assert got == expected

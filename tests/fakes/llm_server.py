@@ -30,19 +30,29 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
-import re
 import select
 import socket
 import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.wire_formats import (
+    WORD,
+    anthropic_events,
+    anthropic_message,
+    count_tokens,
+    embed_text,
+    error_body,
+    openai_completion,
+    openai_events,
+    split_text,
+)
 
 ENDPOINTS = {"/chat/completions": "chat", "/messages": "messages", "/embeddings": "embeddings"}
 
@@ -282,7 +292,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not isinstance(body, dict):
             fake._record(request)
-            self._send_json(400, _error_body(endpoint, 400, "request body is not a JSON object"))
+            self._send_json(400, error_body(endpoint, 400, "request body is not a JSON object"))
             return
         behaviour = fake._next(request)
         try:
@@ -294,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
         endpoint = request.endpoint
         if isinstance(behaviour, Status):
             body = behaviour.body if behaviour.body is not None else json.dumps(
-                _error_body(endpoint, behaviour.code, behaviour.message))
+                error_body(endpoint, behaviour.code, behaviour.message))
             self._send_raw(behaviour.code, body.encode(), "application/json", behaviour.headers)
         elif isinstance(behaviour, Malformed):
             if request.stream:
@@ -318,16 +328,16 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(behaviour, Stall):
             self._start_stream()
             model = str(request.body.get("model") or "fake-model")
-            events = list((_openai_events if endpoint == "chat" else _anthropic_events)(
-                request.body, model, _split(behaviour.text, behaviour.after_deltas + 2), 10, 10))
+            events = list((openai_events if endpoint == "chat" else anthropic_events)(
+                request.body, model, split_text(behaviour.text, behaviour.after_deltas + 2), 10, 10))
             opening = 1 if endpoint == "chat" else 3
             for event in events[: opening + behaviour.after_deltas]:
                 self._chunk(event)
             self._stay_silent(behaviour.seconds)
-        elif endpoint == "embeddings":
-            self._send_json(200, self._embeddings(request))
         elif isinstance(behaviour, CutStream):
             self._cut(behaviour, request)
+        elif endpoint == "embeddings":
+            self._send_json(200, self._embeddings(request))
         else:
             self._reply(behaviour, request)
 
@@ -350,17 +360,17 @@ class _Handler(BaseHTTPRequestHandler):
     # -- successful answers --------------------------------------------------------------
     def _reply(self, reply: Reply, request: RecordedRequest) -> None:
         text = reply.text(request) if callable(reply.text) else reply.text
-        pieces = _split(text, reply.deltas)
-        input_tokens = reply.input_tokens if reply.input_tokens is not None else _count_tokens(request.raw)
-        output_tokens = reply.output_tokens if reply.output_tokens is not None else _count_tokens(text.encode())
+        pieces = split_text(text, reply.deltas)
+        input_tokens = reply.input_tokens if reply.input_tokens is not None else count_tokens(request.raw)
+        output_tokens = reply.output_tokens if reply.output_tokens is not None else count_tokens(text.encode())
         model = str(request.body.get("model") or "fake-model")
         if not request.stream:
-            body = (_openai_completion if request.endpoint == "chat" else _anthropic_message)(
+            body = (openai_completion if request.endpoint == "chat" else anthropic_message)(
                 model, text, input_tokens, output_tokens)
             self._send_json(200, body)
             return
         self._start_stream()
-        events = (_openai_events if request.endpoint == "chat" else _anthropic_events)(
+        events = (openai_events if request.endpoint == "chat" else anthropic_events)(
             request.body, model, pieces, input_tokens, output_tokens)
         for event in events:
             self._chunk(event)
@@ -368,7 +378,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _cut(self, cut: CutStream, request: RecordedRequest) -> None:
         model = str(request.body.get("model") or "fake-model")
-        pieces = _split(cut.text, max(cut.after_deltas + 2, 4))
+        pieces = split_text(cut.text, max(cut.after_deltas + 2, 4))
         if not request.stream:
             self.send_response(200)
             self.send_header("content-type", "application/json")
@@ -377,7 +387,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b'{"id": "cut", "choices": [')
         else:
             self._start_stream()
-            events = (_openai_events if request.endpoint == "chat" else _anthropic_events)(
+            events = (openai_events if request.endpoint == "chat" else anthropic_events)(
                 request.body, model, pieces, 10, 10)
             # The opening events (role / message_start, content_block_start, ping) plus N deltas.
             opening = 1 if request.endpoint == "chat" else 3
@@ -397,7 +407,7 @@ class _Handler(BaseHTTPRequestHandler):
         tokens = 0
         for index, item in enumerate(items):
             text = item if isinstance(item, str) else json.dumps(item)
-            tokens += max(1, len(_WORD.findall(text)))
+            tokens += max(1, len(WORD.findall(text)))
             vector = embed_text(text, dim)
             encoded: Any = (base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode()
                             if use_base64 else vector)
@@ -434,110 +444,6 @@ class _Handler(BaseHTTPRequestHandler):
     def _end_stream(self) -> None:
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
-
-
-# -- wire formats ------------------------------------------------------------------------
-
-_WORD = re.compile(r"[A-Za-z0-9_]+")
-
-
-def _count_tokens(data: bytes) -> int:
-    """A rough, deterministic token count (words), standing in for a tokenizer."""
-    return max(1, len(_WORD.findall(data.decode("utf-8", "replace"))))
-
-
-def _split(text: str, parts: int) -> list[str]:
-    if not text:
-        return []
-    parts = max(1, min(parts, len(text)))
-    size = -(-len(text) // parts)
-    return [text[i: i + size] for i in range(0, len(text), size)]
-
-
-def embed_text(text: str, dim: int) -> list[float]:
-    """Deterministic unit vector: hashed bag of lower-cased words (shared words → closer)."""
-    vector = [0.0] * dim
-    words = [w.lower() for w in _WORD.findall(text)] or [""]
-    for word in words:
-        digest = hashlib.sha256(word.encode()).digest()
-        index = int.from_bytes(digest[:4], "little") % dim
-        vector[index] += 1.0 if digest[4] & 1 else -1.0
-    norm = sum(v * v for v in vector) ** 0.5 or 1.0
-    return [v / norm for v in vector]
-
-
-def _error_body(endpoint: str, code: int, message: str) -> dict[str, Any]:
-    kinds = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-             404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error"}
-    kind = kinds.get(code, "api_error")
-    if endpoint == "messages":
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
-
-
-def _sse(data: Any, event: str | None = None) -> bytes:
-    head = f"event: {event}\n" if event else ""
-    payload = data if isinstance(data, str) else json.dumps(data)
-    return f"{head}data: {payload}\n\n".encode()
-
-
-def _openai_completion(model: str, text: str, inp: int, out: int) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": "stop", "logprobs": None}],
-        "usage": {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out},
-    }
-
-
-def _openai_events(body: dict[str, Any], model: str, pieces: list[str], inp: int, out: int) -> Iterator[bytes]:
-    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
-            "model": model}
-    options = body.get("stream_options")
-    usage_wanted = isinstance(options, dict) and bool(options.get("include_usage"))
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        data = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
-                                     "logprobs": None}]}
-        if usage_wanted:
-            data["usage"] = None
-        return _sse(data)
-
-    yield chunk({"role": "assistant", "content": ""})
-    for piece in pieces:
-        yield chunk({"content": piece})
-    yield chunk({}, "stop")
-    if usage_wanted:
-        yield _sse({**base, "choices": [], "usage": {
-            "prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out}})
-    yield _sse("[DONE]")
-
-
-def _anthropic_message(model: str, text: str, inp: int, out: int) -> dict[str, Any]:
-    return {
-        "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn", "stop_sequence": None,
-        "usage": {"input_tokens": inp, "output_tokens": out},
-    }
-
-
-def _anthropic_events(body: dict[str, Any], model: str, pieces: list[str], inp: int, out: int) -> Iterator[bytes]:
-    message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-               "content": [], "stop_reason": None, "stop_sequence": None,
-               "usage": {"input_tokens": inp, "output_tokens": 1}}
-    yield _sse({"type": "message_start", "message": message}, "message_start")
-    yield _sse({"type": "content_block_start", "index": 0,
-                "content_block": {"type": "text", "text": ""}}, "content_block_start")
-    yield _sse({"type": "ping"}, "ping")
-    for piece in pieces:
-        yield _sse({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "text_delta", "text": piece}}, "content_block_delta")
-    yield _sse({"type": "content_block_stop", "index": 0}, "content_block_stop")
-    yield _sse({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": out}}, "message_delta")
-    yield _sse({"type": "message_stop"}, "message_stop")
 
 
 def unused_port_url() -> str:

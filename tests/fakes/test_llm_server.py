@@ -194,3 +194,13 @@ def test_stall_sees_the_client_hang_up(fake_llm: FakeLLMServer) -> None:
     stream.close()
     assert fake_llm.disconnected.wait(30), "the server never saw the client close the stream"
     assert pieces == ["first "]
+
+
+def test_embeddings_faults(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script("embeddings", CutStream(), Status(503, "busy"))
+    client = _openai(fake_llm)
+    with pytest.raises(openai.APIConnectionError):
+        client.embeddings.create(model="e", input="x")
+    with pytest.raises(openai.InternalServerError, match="busy"):
+        client.embeddings.create(model="e", input="x")
+    assert len(client.embeddings.create(model="e", input="x").data) == 1

@@ -10,7 +10,6 @@ import pytest
 
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import DB_NAME, Indexer
-from codeqa_lsp.index.vectors import POINTER
 from tests.index.conftest import snapshot
 
 
@@ -66,14 +65,15 @@ def test_broken_vector_files_recover(make_workspace: Callable[..., Path], tmp_pa
     settings = Settings(embedder="hash", index_dir=str(tmp_path / "idx"))
     before = _built(root, settings)
     directory = tmp_path / "idx"
-    record = json.loads((directory / POINTER).read_text())
+    [pointer] = directory.glob("vectors.hash-*.json")
+    record = json.loads(pointer.read_text())
     vectors = directory / record["file"]
     if damage == "truncated-vectors":
         vectors.write_bytes(vectors.read_bytes()[:1000])
     elif damage == "half-written-temp":
-        (directory / "vectors-99.hnsw.tmp").write_bytes(vectors.read_bytes()[:500])
+        (directory / (pointer.stem + "-99.hnsw.tmp")).write_bytes(vectors.read_bytes()[:500])
     elif damage == "bad-pointer":
-        (directory / POINTER).write_text("{")
+        pointer.write_text("{")
     else:
         vectors.unlink()
     indexer, reason = _reopen(root, settings)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codeqa_lsp.index.vectors import POINTER, VectorStore
+from codeqa_lsp.index.vectors import VectorStore
 
 IDENTITY = {"embedder": "hash", "model": "m"}
 
@@ -62,18 +62,18 @@ def test_filtered_query_only_returns_allowed(tmp_path: Path) -> None:
 
 def test_half_written_temp_file_is_ignored(tmp_path: Path) -> None:
     _saved(tmp_path)
-    (tmp_path / "vectors-2.hnsw.tmp").write_bytes(b"\x00" * 100)  # a save killed mid-write
-    (tmp_path / "vectors-3.hnsw").write_bytes(b"junk")  # renamed but never committed
-    loaded = _store(tmp_path)
-    assert loaded.load() is None
-    assert len(loaded) == 50
-    assert not (tmp_path / "vectors-2.hnsw.tmp").exists()
-    assert not (tmp_path / "vectors-3.hnsw").exists()
+    store = _store(tmp_path)
+    (tmp_path / f"{store.prefix}-2.hnsw.tmp").write_bytes(b"\x00" * 100)  # a save killed mid-write
+    (tmp_path / f"{store.prefix}-3.hnsw").write_bytes(b"junk")  # renamed but never committed
+    assert store.load() is None
+    assert len(store) == 50
+    assert not (tmp_path / f"{store.prefix}-2.hnsw.tmp").exists()
+    assert not (tmp_path / f"{store.prefix}-3.hnsw").exists()
 
 
 def test_truncated_vector_file_is_discarded_with_reason(tmp_path: Path) -> None:
-    _saved(tmp_path)
-    record = json.loads((tmp_path / POINTER).read_text())
+    store, _ = _saved(tmp_path)
+    record = json.loads(store.pointer.read_text())
     path = tmp_path / record["file"]
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     loaded = _store(tmp_path)
@@ -88,16 +88,28 @@ def test_truncated_vector_file_is_discarded_with_reason(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("content", [b"", b"{not json", b'{"generation": 1}', b"\xff\xfe"])
 def test_unreadable_pointer_is_discarded(tmp_path: Path, content: bytes) -> None:
-    _saved(tmp_path)
-    (tmp_path / POINTER).write_bytes(content)
+    store, _ = _saved(tmp_path)
+    store.pointer.write_bytes(content)
     loaded = _store(tmp_path)
     assert loaded.load() is not None
     assert len(loaded) == 0
 
 
-def test_identity_change_discards_vectors(tmp_path: Path) -> None:
+def test_each_embedder_has_its_own_vector_space(tmp_path: Path) -> None:
     _saved(tmp_path)
     other = _store(tmp_path, {"embedder": "local", "model": "all-MiniLM-L6-v2@256"})
-    reason = other.load()
-    assert reason is not None and "embedder changed" in reason
-    assert len(other) == 0
+    assert other.load() is None and len(other) == 0
+    other.add([7], _unit(1))
+    other.save()
+    first = _store(tmp_path)
+    assert first.load() is None and len(first) == 50  # untouched by the other embedder
+
+
+def test_pointer_claiming_another_identity_is_discarded(tmp_path: Path) -> None:
+    store, _ = _saved(tmp_path)
+    record = json.loads(store.pointer.read_text())
+    record["identity"]["model"] = "something-else"
+    store.pointer.write_text(json.dumps(record))
+    loaded = _store(tmp_path)
+    reason = loaded.load()
+    assert reason is not None and "embedder changed" in reason and len(loaded) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Generator
 from typing import Any
 
@@ -64,7 +65,10 @@ class AnthropicProvider:
         )
         self.endpoint = str(self.client.base_url).rstrip("/") + "/v1/messages"
 
-    def stream(self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Generator[str | Usage, None, None]:
+    def stream(
+        self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,
+        cancel: threading.Event | None = None,
+    ) -> Generator[str | Usage, None, None]:
         def open_stream(timeout: httpx2.Timeout) -> Any:
             return self.client.messages.create(
                 model=self.model, max_tokens=max_tokens, system=system,
@@ -73,5 +77,5 @@ class AnthropicProvider:
 
         return stream_with_retries(
             open_stream, _MessagesReader, deadline=Deadline(self.settings.request_timeout),
-            max_retries=self.settings.max_retries, endpoint=self.endpoint,
+            max_retries=self.settings.max_retries, endpoint=self.endpoint, cancel=cancel,
         )

@@ -8,6 +8,7 @@ only the official endpoint insists on a real one up front.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Generator
 from typing import Any
 
@@ -75,7 +76,10 @@ class OpenAIProvider:
         )
         self.endpoint = str(self.client.base_url).rstrip("/") + "/chat/completions"
 
-    def stream(self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Generator[str | Usage, None, None]:
+    def stream(
+        self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,
+        cancel: threading.Event | None = None,
+    ) -> Generator[str | Usage, None, None]:
         # The official API's current models only accept `max_completion_tokens`; most
         # compatible servers only know the older `max_tokens`.
 
@@ -90,5 +94,5 @@ class OpenAIProvider:
 
         return stream_with_retries(
             open_stream, _ChatReader, deadline=Deadline(self.settings.request_timeout),
-            max_retries=self.settings.max_retries, endpoint=self.endpoint,
+            max_retries=self.settings.max_retries, endpoint=self.endpoint, cancel=cancel,
         )

@@ -26,6 +26,8 @@ vim.o.lines = 40
 local passed, failed = 0, 0
 local finished = false
 
+-- Test lines go to stdout: headless Neovim writes its own messages (echo, :write) to
+-- stderr without line ends, and run.sh keeps those apart.
 local function out(text)
   io.stdout:write(text .. '\n')
   io.stdout:flush()

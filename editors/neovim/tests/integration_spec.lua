@@ -228,8 +228,10 @@ H.run(function()
     H.press('q')
     H.eq(#H.floats(), 0)
     H.ok(view.request.cancelled, 'cancel sent')
+    -- The reply is a result or a RequestCancelled ack (which Neovim swallows before any
+    -- callback): either way the request leaves client.requests.
     H.wait_for('the server to reply to the cancelled request', function()
-      return view.request.replied
+      return client.requests[view.request.id] == nil
     end)
     vim.wait(50)
     H.eq(vim.fn.getqflist({ title = 1 }).title, 'before', 'the quickfix list is untouched')
@@ -408,8 +410,16 @@ H.run(function()
     })
     vim.cmd('silent write')
     local hit = H.wait_for('the saved function in the index', found, 30000)
+    local new_line = H.lines_matching(text_py, '^def mortgage_payment')[1]
     H.eq(hit.path, 'util/text.py')
-    H.eq(hit.startLine, H.lines_matching(text_py, '^def mortgage_payment')[1])
+    H.eq(hit.startLine, new_line)
+    H.wait_for('a code lens on the new function (refreshed on BufWritePost)', function()
+      for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+        if lens.range.start.line == new_line - 1 then
+          return true
+        end
+      end
+    end)
     vim.fn.setqflist({}, 'r')
     vim.cmd('CodeQASearch mortgage payment amortization')
     local qf = H.wait_for('quickfix results', function()

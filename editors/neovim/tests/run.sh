@@ -51,7 +51,7 @@ for spec in "${specs[@]}"; do
   XDG_STATE_HOME="$work/state" NVIM_LOG_FILE="$work/nvim.log" \
   CODEQA_PLUGIN_DIR="$plugin" CODEQA_TEST_TMP="$work/files" CODEQA_SERVER="$server" \
   CODEQA_SPEC="$name" CODEQA_RESULTS="$results" \
-    timeout -k 5 110 nvim --headless -u NONE -i NONE -n -c "luafile $spec" </dev/null
+    timeout -k 5 110 nvim --headless -u NONE -i NONE -n -c "luafile $spec" </dev/null 2>"$work/messages"
   rc=$?
   if [ -s "$results" ]; then
     read -r passed failed < "$results"
@@ -65,7 +65,7 @@ for spec in "${specs[@]}"; do
     echo "not ok - $name exited with status $rc"
   fi
   if [ "$failed" -ne 0 ]; then
-    for log in "$work"/cache/nvim/lsp.log "$work"/state/nvim/lsp.log "$work/nvim.log"; do
+    for log in "$work/messages" "$work"/cache/nvim/lsp.log "$work"/state/nvim/lsp.log "$work/nvim.log"; do
       if [ -s "$log" ]; then
         echo "---- last lines of $log"
         tail -n 40 "$log"

@@ -7,7 +7,7 @@
 // answer panel over the Chrome DevTools protocol, asserts on what the hook saw, and cleans up.
 //
 // Usage: node --experimental-websocket scripts/e2e.mjs --code-server BIN --chromium BIN
-//          --vsix FILE --server BIN [--screenshot PNG] [--keep]
+//          --vsix FILE --server BIN [--screenshot PNG (default out/answer-panel.png)] [--keep]
 // Prints one "PASS name" / "FAIL name: why" line per check and a last line
 // "E2E_RESULT passed=N failed=M". Exit status 0 only when every check passed.
 
@@ -29,7 +29,7 @@ const children = [];
 const checks = [];
 
 function parseArgs(argv) {
-  const out = { screenshot: path.join(extensionRoot, "media", "answer-panel.png"), keep: false };
+  const out = { screenshot: path.join(extensionRoot, "out", "answer-panel.png"), keep: false };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, "");
     if (key === "keep") out.keep = true;
@@ -213,6 +213,18 @@ function assertReport(report, workspace) {
     JSON.stringify({ rendered: lens.rendered, panelTitle: lens.panelTitle, citations: lens.answer?.citations?.map((c) => c.symbol) }),
   );
 
+  const selection = report.askSelection ?? {};
+  check(
+    "Ask about the selection prefills the question box with the selection's location",
+    selection.prompt?.value === "About shop/cart.py:31-39: " && selection.prompt.items?.[0] === "About shop/cart.py:31-39:",
+    JSON.stringify(selection.prompt),
+  );
+  check(
+    "accepting the prefilled question answers it in the panel",
+    selection.panelTitle === "About shop/cart.py:31-39:" && selection.rendered?.phase === "done" && (selection.result?.citations ?? []).some((c) => c.path === "shop/cart.py"),
+    JSON.stringify({ title: selection.panelTitle, rendered: selection.rendered, cites: selection.result?.citations?.map((c) => c.path) }),
+  );
+
   const ask = report.ask ?? {};
   const askCites = ask.result?.citations ?? [];
   check("ask answered with citations", (ask.result?.answer ?? "").length > 0 && askCites.length > 0 && !ask.result.error, JSON.stringify(ask.result)?.slice(0, 600));
@@ -239,6 +251,13 @@ function assertReport(report, workspace) {
   );
   const firstCitedLine = cited ? fs.readFileSync(fileURLToPath(cited.uri), "utf8").split("\n")[cited.startLine - 1] : undefined;
   check("the selection holds the cited code", Boolean(firstCitedLine) && (click.editor?.selectedText ?? "").startsWith(firstCitedLine), JSON.stringify((click.editor?.selectedText ?? "").slice(0, 80)));
+
+  const reindex = report.reindex ?? {};
+  check(
+    "Reindex workspace runs a new indexing pass; Show index status returns the index",
+    (reindex.progress ?? []).at(-1)?.kind === "end" && reindex.status?.chunks === status.chunks && reindex.status?.files === 4 && /CodeQA: \d+ chunks/.test(reindex.statusBarText ?? ""),
+    JSON.stringify(reindex),
+  );
 
   const failure = report.cannotStart ?? {};
   const note = (failure.notifications ?? []).find((n) => n.kind === "cannot-start");
@@ -277,6 +296,7 @@ async function main() {
     search: "convert a title into a url slug",
     ask: "How is a discount code applied to the cart total?",
     explain: { path: "shop/payments.py", line: 15, character: 8 },
+    selection: { path: "shop/cart.py", startLine: 30, endLine: 38 },
   };
   startGroup(
     "code-server",

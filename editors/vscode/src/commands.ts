@@ -33,6 +33,10 @@ export interface ExplainArgs {
 export class Commands {
   /** The hits last shown in the search QuickPick and the one opened (e2e assertions). */
   lastSearch: { query: string; hits: SearchHit[]; opened?: SearchHit } | undefined;
+  /** The question box as last shown: its prefilled value and items (e2e assertions). */
+  lastPrompt: { value: string; items: string[] } | undefined;
+  /** The answer being generated; a new question cancels it ($/cancelRequest stops the model). */
+  private inFlight: vscode.CancellationTokenSource | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -174,6 +178,7 @@ export class Commands {
       pick.items = [...asNew, ...historyItems];
     };
     refresh();
+    this.lastPrompt = { value: pick.value, items: pick.items.map((item) => item.label) };
     return new Promise((resolve) => {
       pick.onDidChangeValue(refresh);
       pick.onDidAccept(() => {
@@ -211,14 +216,20 @@ export class Commands {
   /** Runs ask/explain with our own requestId so streamed deltas reach the panel before the result. */
   private async answer(title: string, command: string, argument: Record<string, unknown>): Promise<AnswerResult | undefined> {
     const requestId = `vscode-${crypto.randomUUID()}`;
+    this.inFlight?.cancel();
+    const cancellation = new vscode.CancellationTokenSource();
+    this.inFlight = cancellation;
     this.panel.begin(title, requestId);
     try {
-      const result = await this.server.execute<AnswerResult>(command, { ...stripUndefined(argument), requestId });
+      const result = await this.server.execute<AnswerResult>(command, { ...stripUndefined(argument), requestId }, cancellation.token);
       this.panel.result(result);
       return result;
     } catch (error) {
-      this.panel.error(`The server could not answer: ${errorText(error)}`);
+      if (!cancellation.token.isCancellationRequested) this.panel.error(`The server could not answer: ${errorText(error)}`);
       return undefined;
+    } finally {
+      if (this.inFlight === cancellation) this.inFlight = undefined;
+      cancellation.dispose();
     }
   }
 }

@@ -20,6 +20,8 @@ interface Scenario {
   readonly ask: string;
   /** Workspace-relative file and 0-based position inside the function to explain. */
   readonly explain: { readonly path: string; readonly line: number; readonly character: number };
+  /** Workspace-relative file and 0-based first/last line to select for "Ask about the selection". */
+  readonly selection: { readonly path: string; readonly startLine: number; readonly endLine: number };
 }
 
 type Report = Record<string, unknown> & { phase: string; errors: string[] };
@@ -54,8 +56,10 @@ export async function runE2e(outFile: string, api: CodeQaApi): Promise<void> {
     await step("search", () => searchStep(api, scenario.search));
     await step("explain", () => explainStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain));
     await step("codeLens", () => codeLensStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain.line));
+    await step("askSelection", () => askSelectionStep(api, vscode.Uri.joinPath(folder, scenario.selection.path), scenario.selection));
     await step("ask", () => askStep(api, scenario.ask));
     await step("citationClick", () => citationClickStep(api));
+    await step("reindex", () => reindexStep(api));
     // The answer panel and the cited code are on screen now: let the harness take its screenshot.
     report.phase = "screenshot";
     write();
@@ -154,6 +158,25 @@ async function codeLensStep(api: CodeQaApi, uri: vscode.Uri, line: number): Prom
   };
 }
 
+async function askSelectionStep(api: CodeQaApi, uri: vscode.Uri, selection: Scenario["selection"]): Promise<unknown> {
+  const document = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, preview: false });
+  editor.selection = new vscode.Selection(selection.startLine, 0, selection.endLine, document.lineAt(selection.endLine).text.length);
+  api.commands.lastPrompt = undefined;
+  const asked = vscode.commands.executeCommand<AnswerResult | undefined>("codeqa.askSelection");
+  await waitFor(() => api.commands.lastPrompt !== undefined, 10_000, "the question box");
+  const prompt = api.commands.lastPrompt;
+  // Accept the prefilled question as Enter would (the first item is "ask <typed text>").
+  let result: AnswerResult | undefined;
+  for (let attempt = 0; attempt < 20 && result === undefined; attempt++) {
+    await sleep(250);
+    await vscode.commands.executeCommand("workbench.action.acceptSelectedQuickOpenItem");
+    result = await Promise.race([asked, sleep(500).then(() => undefined)]);
+  }
+  const rendered = await api.panel.waitForRender((r) => r.phase === "done" || r.phase === "error");
+  return { prompt, result: answerSummary(result), panelTitle: api.panel.current.title, rendered };
+}
+
 async function askStep(api: CodeQaApi, question: string): Promise<unknown> {
   const result = await vscode.commands.executeCommand<AnswerResult | undefined>("codeqa.askQuestion", { question });
   const rendered = await api.panel.waitForRender((r) => r.phase === "done" || r.phase === "error");
@@ -170,6 +193,15 @@ async function citationClickStep(api: CodeQaApi): Promise<unknown> {
   await waitFor(() => vscode.window.activeTextEditor?.document.uri.fsPath === target, 20_000, "the cited file to open");
   await sleep(300);
   return { selector, citation: { ...citation }, editor: editorSummary() };
+}
+
+async function reindexStep(api: CodeQaApi): Promise<unknown> {
+  const endsBefore = api.statusBar.progressLog.filter((p) => p.kind === "end").length;
+  await vscode.commands.executeCommand("codeqa.reindexWorkspace");
+  await waitFor(() => api.statusBar.progressLog.filter((p) => p.kind === "end").length > endsBefore, 60_000, "the reindex to finish");
+  const status = await vscode.commands.executeCommand<IndexStatus | undefined>("codeqa.showStatus");
+  await waitFor(() => api.statusBar.text.includes("chunks"), 10_000, "the status bar count").catch(() => undefined);
+  return { endsBefore, progress: api.statusBar.progressLog.slice(-3), status, statusBarText: api.statusBar.text };
 }
 
 async function cannotStartStep(api: CodeQaApi): Promise<unknown> {

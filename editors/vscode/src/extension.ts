@@ -65,7 +65,14 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
     { dispose: () => void running.dispose() },
   );
 
-  void running.start();
+  // Without a folder there is nothing to index: the server starts on the first command instead.
+  if (vscode.workspace.workspaceFolders?.length) void running.start();
+  else statusBar.serverState("stopped");
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      if (vscode.workspace.workspaceFolders?.length && !running.isRunning) void running.start();
+    }),
+  );
 
   const api: CodeQaApi = { server: running, panel, commands, statusBar, notifier };
   const e2eOut = process.env.CODEQA_E2E_OUT;

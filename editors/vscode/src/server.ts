@@ -57,6 +57,8 @@ export function apiKeySecretName(provider: string): string {
 
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
 const MAX_RESTARTS = 3;
+/** How long a command waits for a (re)starting server before giving up. */
+const START_WAIT_MS = 60_000;
 
 export class CodeQaServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -105,13 +107,12 @@ export class CodeQaServer implements vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    if (client) {
-      try {
-        await client.stop(5000);
-      } catch (error) {
-        this.output.appendLine(`[codeqa] stopping the server failed: ${String(error)}`);
-      }
+    if (!client) return;
+    try {
+      if (client.state !== State.Stopped) await client.stop(5000);
       await client.dispose();
+    } catch (error) {
+      this.output.appendLine(`[codeqa] stopping the server failed: ${String(error)}`);
     }
   }
 
@@ -121,13 +122,35 @@ export class CodeQaServer implements vscode.Disposable {
 
   /** Runs a server command with one argument object; throws when the server is not running. */
   async execute<T>(command: string, argument?: object, token?: vscode.CancellationToken): Promise<T> {
-    if (!this.isRunning) {
-      const started = await this.start();
-      if (!started || !this.client) throw new Error("the CodeQA language server is not running");
-    }
-    const client = this.client!;
+    const client = await this.runningClient();
     const params = { command, arguments: argument === undefined ? [] : [argument] };
     return (await client.sendRequest(ExecuteCommandRequest.type, params, token)) as T;
+  }
+
+  /**
+   * The running client: waits while it starts or restarts after a crash (never spawning a second
+   * server), starts it when there is none, and restarts it when it gave up after crashes.
+   */
+  private async runningClient(): Promise<LanguageClient> {
+    if (this.client?.state === State.Stopped && !this.starting) await this.restart();
+    else if (!this.client) await this.start();
+    const client = this.client;
+    if (client && client.state !== State.Running) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          subscription.dispose();
+          resolve();
+        }, START_WAIT_MS);
+        const subscription = client.onDidChangeState((event) => {
+          if (event.newState === State.Starting) return;
+          clearTimeout(timer);
+          subscription.dispose();
+          resolve();
+        });
+      });
+    }
+    if (!this.client || this.client.state !== State.Running) throw new Error("the CodeQA language server is not running");
+    return this.client;
   }
 
   /** Pushes changed settings; the server re-pulls `workspace/configuration` on this notification. */

@@ -158,7 +158,7 @@ function M.check()
   report.start('codeqa: server')
   local cmd = config.options.cmd
   if not lsp.executable(cmd) then
-    report.error(string.format("server executable '%s' not found", cmd[1]), {
+    report.error(string.format("server executable '%s' not found%s", cmd[1], cmd[1]:find('/') and '' or ' on PATH'), {
       'Install it: pip install codeqa-lsp (or pipx install codeqa-lsp)',
       "Or point the plugin at it: require('codeqa').setup({ cmd = { '/path/to/codeqa-lsp' } })",
     })

@@ -38,9 +38,9 @@ end
 
 --- `fn(client)` once the buffer's server is ready; when there is none, say why.
 local function with_client(bufnr, fn)
-  lsp.with_client(bufnr, function(client, err)
+  lsp.with_client(bufnr, function(client, err, level)
     if not client then
-      notify(err, levels.ERROR)
+      notify(err, level)
       return
     end
     fn(client)
@@ -192,9 +192,9 @@ end
 --- Fetch codeqa.status; `callback(status)` (nil after an error, which is reported).
 function M.server_status(callback)
   local bufnr = code_buffer()
-  lsp.with_client(bufnr, function(client, err)
+  lsp.with_client(bufnr, function(client, err, level)
     if not client then
-      notify(err, levels.ERROR)
+      notify(err, level)
       return callback and callback(nil)
     end
     lsp.execute(client, bufnr, 'codeqa.status', nil, function(request_err, status)

@@ -177,7 +177,8 @@ local message_levels = { [1] = vim.log.levels.ERROR, [2] = vim.log.levels.WARN, 
 
 local function on_show_message(_, params)
   if type(params) == 'table' and type(params.message) == 'string' then
-    notify(params.message, message_levels[params.type] or vim.log.levels.INFO)
+    local message = params.message:gsub('^[Cc]ode[Qq][Aa]:%s*', '')
+    notify(message, message_levels[params.type] or vim.log.levels.INFO)
   end
   return vim.NIL
 end
@@ -244,9 +245,9 @@ end
 function M.missing_message(cmd)
   cmd = cmd or config.options.cmd
   return string.format(
-    "server executable '%s' not found. Install codeqa-lsp (pip install codeqa-lsp) or point "
+    "server executable '%s' not found%s. Install codeqa-lsp (pip install codeqa-lsp) or point "
       .. "setup({ cmd = { '/path/to/codeqa-lsp' } }) at it; see :checkhealth codeqa",
-    cmd[1]
+    cmd[1], cmd[1]:find('/') and '' or ' on PATH'
   )
 end
 
@@ -288,7 +289,7 @@ local function on_exit(code, signal, client_id)
       signal and signal ~= 0 and (', signal ' .. signal) or '', vim.lsp.get_log_path())
     -- Requests waiting for this server report the exit themselves: say it once.
     for _, callback in ipairs(waiting) do
-      callback(nil, reason)
+      callback(nil, reason, vim.log.levels.ERROR)
     end
     local exiting = vim.v.exiting ~= nil and vim.v.exiting ~= vim.NIL
     if not deliberate and code ~= 0 and not exiting and #waiting == 0 then
@@ -417,17 +418,17 @@ function M.client_for(bufnr)
   end
   local root, err = M.root_for(bufnr)
   if not root then
-    return nil, err
+    return nil, err, vim.log.levels.WARN -- where the user is, not what is installed
   end
   return M.start(root, bufnr, false)
 end
 
 --- Call `callback(client)` once the client for `bufnr` is initialized, or
---- `callback(nil, reason)` when there is none.
+--- `callback(nil, reason, level)` when there is none (level: how to report it).
 function M.with_client(bufnr, callback)
-  local client, err = M.client_for(bufnr)
+  local client, err, level = M.client_for(bufnr)
   if not client then
-    return callback(nil, err)
+    return callback(nil, err, level or vim.log.levels.ERROR)
   end
   if client.initialized then
     return callback(client)
@@ -449,7 +450,6 @@ function M.execute(client, bufnr, command, argument, callback)
   local handle = { client = client }
   local params = { command = command, arguments = argument ~= nil and { argument } or {} }
   local ok, request_id = M.request(client, 'workspace/executeCommand', params, function(err, result)
-    handle.replied = true
     if handle.cancelled then
       return -- the user closed the window: neither the answer nor "cancelled" is news
     end

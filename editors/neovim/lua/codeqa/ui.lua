@@ -16,14 +16,23 @@ local function size(value, total)
   return math.min(math.floor(value), total)
 end
 
-local function window_config()
+--- Float geometry: centred, `float.width` wide, and `float.height` high or, given the
+--- answer's lines, just high enough for them (a two-line answer gets a small window).
+local function window_config(content_lines)
   local opts = config.options.float
   local columns, lines = vim.o.columns, vim.o.lines - vim.o.cmdheight - 1
-  local width = math.min(size(opts.width, columns - 4), opts.max_width, columns - 4)
+  local width = math.max(math.min(20, columns - 2), math.min(size(opts.width, columns - 4), opts.max_width))
   local height = math.max(3, size(opts.height, lines - 4))
+  if content_lines then
+    local needed = 0
+    for _, line in ipairs(content_lines) do
+      needed = needed + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+    end
+    height = math.max(3, math.min(height, needed))
+  end
   local float = {
     relative = 'editor',
-    width = math.max(20, width),
+    width = width,
     height = height,
     row = math.max(0, math.floor((lines - height) / 2) - 1),
     col = math.max(0, math.floor((columns - width) / 2)),
@@ -86,14 +95,34 @@ function M.line_of(file, lnum)
   return ok and lines[lnum] or nil
 end
 
+local function is_code_window(win)
+  return win and api.nvim_win_is_valid(win) and api.nvim_win_get_config(win).relative == ''
+    and vim.bo[api.nvim_win_get_buf(win)].buftype == ''
+end
+
+--- Where a citation opens: the window the question was asked from when it shows code, else
+--- the first window that does (not the quickfix list or a help window).
+local function code_window(preferred)
+  if is_code_window(preferred) then
+    return preferred
+  end
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if is_code_window(win) then
+      return win
+    end
+  end
+  return nil
+end
+
 --- Open `file` at the citation's first line in the window the question was asked from.
 function M.jump(citation, root, win)
   local file = render.citation_file(citation, root)
   if not file then
     return
   end
-  if win and api.nvim_win_is_valid(win) then
-    api.nvim_set_current_win(win)
+  local target = code_window(win)
+  if target then
+    api.nvim_set_current_win(target)
   end
   local first = render.line_span(citation)
   vim.cmd("normal! m'")
@@ -187,6 +216,7 @@ function M.finish(view, result)
   local lines, targets = render.answer_lines(result, view.root, view.title)
   view.targets = targets
   set_lines(view, lines)
+  pcall(api.nvim_win_set_config, view.win, window_config(lines))
 end
 
 --- Show a failure in the window (the request is over).
@@ -196,7 +226,9 @@ function M.fail(view, message)
   end
   view.done = true
   view.on_close = nil
-  set_lines(view, { '# ' .. view.title, '', '**CodeQA could not answer:** ' .. message })
+  local lines = { '# ' .. view.title, '', '**CodeQA could not answer:** ' .. message }
+  set_lines(view, lines)
+  pcall(api.nvim_win_set_config, view.win, window_config(lines))
 end
 
 --- The answer's citations as the quickfix list (not opened: `:copen` shows it).

@@ -1,0 +1,164 @@
+"""The benchmark harness's own logic: memory sampling, VectorCode result mapping, report.
+
+The benchmarks themselves are too slow for the test suite; what is tested here is what
+their numbers depend on being right: the process-tree sampler really sums children, a
+VectorCode line range maps to the definition our chunker sees, and the report survives
+missing or malformed result files while computing ratios correctly.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import common  # noqa: E402
+import peers  # noqa: E402
+import report  # noqa: E402
+import report_sections  # noqa: E402
+
+from codeqa_lsp.retrieval.evaluation import Expected, Question  # noqa: E402
+
+ALLOCATE = "import time; x = bytearray({mb} * 2**20); time.sleep(1.0)"
+
+
+def test_tree_rss_sums_every_process_in_the_tree() -> None:
+    child = f"{sys.executable} -c '{ALLOCATE.format(mb=120)}'"
+    run = common.run_measured(["bash", "-c", f"{child} & {child} & wait; echo '{{\"ok\": 1}}'"])
+    assert run.returncode == 0
+    # Two children of 120 MB each: only a sampler that sums the tree sees more than 200 MB.
+    assert run.tree_peak_rss_mb > 200
+    assert run.last_json() == {"ok": 1}
+
+
+def test_run_measured_reports_failure_and_output() -> None:
+    run = common.run_measured([sys.executable, "-c", "import sys; print('x'); sys.exit(3)"])
+    assert run.returncode == 3
+    assert run.stdout.strip() == "x"
+    assert run.last_json() is None
+
+
+def test_percentile_interpolates_like_numpy() -> None:
+    values = [1.0, 2.0, 3.0, 4.0, 10.0]
+    assert common.percentile(values, 50) == 3.0
+    assert common.percentile(values, 95) == pytest.approx(8.8)
+    summary = common.latency_summary([0.001, 0.003])
+    assert summary["p50_ms"] == pytest.approx(2.0)
+    assert summary["n"] == 2
+
+
+SOURCE = textwrap.dedent('''\
+    import os
+
+
+    class Greeter:
+        """Says hello."""
+
+        def hello(self, name):
+            text = "hello " + name
+            return text
+
+        def bye(self, name):
+            return "bye " + name
+
+
+    def helper():
+        return os.sep
+    ''')
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "greet.py").write_text(SOURCE)
+    return tmp_path
+
+
+def _question(*symbols: str) -> Question:
+    return Question("q1", "how do we greet", tuple(Expected("pkg/greet.py", s) for s in symbols))
+
+
+def test_contained_mapping_takes_the_innermost_definition(tree: Path) -> None:
+    mapper = peers.SymbolMapper(tree)
+    raw = [
+        {"path": "pkg/greet.py", "start_line": 8, "end_line": 9},  # inside Greeter.hello
+        {"path": "pkg/greet.py", "start_line": 7, "end_line": 12},  # spans two methods
+        {"path": "pkg/greet.py", "start_line": 1, "end_line": 2},  # module code
+    ]
+    got = mapper.retrieved(raw, _question("Greeter.hello"), "contained")
+    assert [r.symbol for r in got] == ["Greeter.hello", "Greeter", ""]
+    assert {r.path for r in got} == {"pkg/greet.py"}
+
+
+def test_covers_mapping_credits_a_chunk_swallowing_the_expected_method(tree: Path) -> None:
+    mapper = peers.SymbolMapper(tree)
+    raw = [{"path": "pkg/greet.py", "start_line": 7, "end_line": 12}]
+    assert mapper.retrieved(raw, _question("Greeter.bye"), "covers")[0].symbol == "Greeter.bye"
+    # A definition the chunk does not reach is never credited.
+    assert mapper.retrieved(raw, _question("helper"), "covers")[0].symbol == "Greeter"
+
+
+def test_scoring_vectorcode_uses_the_shared_matcher(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(peers, "corpus_root", lambda _name: tree)
+    question = Question("t-1", "q", (Expected("pkg/greet.py", "Greeter.hello"),), set_name="t")
+    raw = [[{"path": "pkg/greet.py", "start_line": 15, "end_line": 16},
+            {"path": "pkg/greet.py", "start_line": 8, "end_line": 9}]]
+    scored = peers.score([question], raw)
+    contained = scored["mappings"]["contained"]
+    assert contained["ranks"] == {"t-1": 2}
+    assert contained["groups"]["all"]["mrr@10"] == 0.5
+    assert scored["raw"]["t-1"] == raw[0]
+
+
+def _speed_doc(ours_wall: float, ours_rss: float, vc_wall: float, vc_rss: float) -> dict:
+    run = {"ok": True, "wall_s": ours_wall, "tree_peak_rss_mb": ours_rss, "chunks": 600, "files": 16,
+           "size_bytes": 6 * 2**20, "size_mb_per_1k_chunks": 10.0, "embedded": 600}
+    median = {**run, "wall_s_all": [ours_wall], "tree_peak_rss_mb_max": ours_rss}
+    vc = {"ok": True, "wall_s": vc_wall, "tree_peak_rss_mb": vc_rss, "chunks": 254, "files": 21,
+          "db_bytes": 2**20, "wall_s_all": [vc_wall], "tree_peak_rss_mb_max": vc_rss}
+    return {"machine": {"date": "2026-11-21T00:00:00Z", "cores": 2, "ram_gb": 8.0, "python": "3.11"},
+            "click_src": {"runs": {"local": {"clean": [run], "clean_median": median,
+                                             "warm": {**run, "embedded": 0}}},
+                          "vectorcode": {"runs": [vc], "clean_median": vc}}}
+
+
+def test_report_computes_ratios_and_target_status_within_one_run() -> None:
+    docs = {"speed": _speed_doc(ours_wall=10.0, ours_rss=300.0, vc_wall=40.0, vc_rss=500.0)}
+    text = report.render(docs, plots={})
+    assert "| codeqa (local) | 10.00 | 10.0 | 0.25× | 300 | 0.60× |" in text
+    rows = {r[0]: r for r in report_sections._target_rows(docs)}
+    assert rows["click/src index wall time <= 1/3 of VectorCode's"][2] == "met"
+    assert rows["click/src peak RSS <= 1/2 of VectorCode's"][2] == "**missed**"
+    assert rows["warm start embeds 0 chunks"][2] == "met"
+    assert rows["hit@5 >= 0.90 (100 questions)"][2] == "not run"
+    assert "2 cores · 8.0 GB RAM" in text
+
+
+def test_report_survives_missing_and_malformed_results() -> None:
+    text = report.render({"speed": {"click_src": "not a dict"}, "quality": None}, plots={})
+    assert "Could not render" in text
+    for heading in ("## Summary against the targets", "## Retrieval quality", "## Chunking throughput",
+                    "## Language server"):
+        assert heading in text
+    assert "not run" in report.render({}, plots={})
+
+
+def test_unknown_result_files_are_listed_flat() -> None:
+    doc = {"machine": {"cores": 2}, "files": 50000, "peak_rss_mb": 812.5, "nested": {"a": [1, 2]}}
+    lines = report._other_results({"soak": doc})
+    assert "| files | 50000 |" in lines
+    assert "| nested.a | 1, 2 |" in lines
+
+
+def test_a_daemon_left_behind_neither_hangs_nor_survives_the_measurement() -> None:
+    # The command exits leaving its child running, which would hold a pipe open for 60 s.
+    daemon = f"{sys.executable} -c 'import time; time.sleep(60)'"
+    run = common.run_measured(["bash", "-c", f"{daemon} & sleep 0.5; echo done"])
+    assert run.returncode == 0
+    assert run.stdout.strip() == "done"
+    assert "stopped 1 leftover process" in run.stderr
