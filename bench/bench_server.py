@@ -33,10 +33,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import latency_summary, write_result  # noqa: E402
+from common import latency_summary, write_result
 
-from tests.server.rawclient import RawClient  # noqa: E402
-from tests.server.workspace import make_workspace  # noqa: E402
+from tests.server.rawclient import RawClient
+from tests.server.workspace import make_workspace
 
 QUESTION = "how are settings loaded from the config file?"
 GUARD = 1800.0

@@ -41,7 +41,13 @@ from codeqa_lsp.answering.extractive import (
 )
 from codeqa_lsp.answering.model import Answer, Usage
 from codeqa_lsp.answering.prompt import Prompt, build_ask_prompt, build_explain_prompt
-from codeqa_lsp.answering.providers import Provider, ProviderError, make_provider, provider_identity
+from codeqa_lsp.answering.providers import (
+    Provider,
+    ProviderError,
+    make_provider,
+    prewarm,
+    provider_identity,
+)
 from codeqa_lsp.answering.providers.base import Cancelled
 from codeqa_lsp.answering.redact import Redactor
 from codeqa_lsp.chunking.model import Chunk
@@ -58,6 +64,7 @@ LOW_CONFIDENCE_CANDIDATES = 3
 RELATIVE_SCORE_FLOOR = 0.1  # of the best hit's fused score
 MAX_CALLEES = 6
 INTERRUPTED = "\n\n[interrupted: {reason}]\n\n"
+UNCITED_NOTE = "\n\n*This answer cites no code that could be verified; treat it with care.*"
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _NOT_CALLEES = frozenset(
     ["if", "for", "while", "return", "switch", "catch", "with", "elif", "and", "or", "not", "print", "len", "range", "super", "self", "cls", "function", "def", "fn", "func", "new", "typeof", "sizeof", "assert", "lambda", "isinstance", "str", "int", "float", "dict", "list", "set", "tuple", "bool", "type"]
@@ -75,6 +82,7 @@ class Answerer:
         self.redactor = Redactor([settings.api_key, settings.resolved_api_key()])
         self._provider: Provider | None = None
         self._store: AnswerStore | None = None
+        prewarm(settings)
 
     @property
     def store(self) -> AnswerStore:
@@ -323,8 +331,9 @@ class Answerer:
         provider: str, model: str, usage: Usage | None, cached: bool = False,
     ) -> Answer:
         checked = verify(raw, chunks, resolver)
+        text = checked.text if checked.citations else checked.text.rstrip() + UNCITED_NOTE
         return Answer(
-            text=checked.text, citations=checked.citations, chunks=list(chunks), confident=True,
+            text=text, citations=checked.citations, chunks=list(chunks), confident=True,
             provider=provider, model=model, usage=usage, cached=cached,
             latency_s=time.monotonic() - started if started else 0.0,
             dropped_citations=checked.dropped, unverified_mentions=checked.unverified_mentions,

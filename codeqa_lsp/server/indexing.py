@@ -43,6 +43,9 @@ Action = Literal["update", "remove"]
 DEBOUNCE_SECONDS = 0.2
 PROGRESS_INTERVAL_SECONDS = 0.1
 _IGNORED_PARTS = {".git", ".hg", ".svn"}
+# Opening a workspace imports the whole engine (and the provider SDKs) on first use; two
+# folders opening at once in their own writer threads would race through those imports.
+_OPEN_LOCK = threading.Lock()
 
 
 @dataclass(eq=False)
@@ -244,7 +247,8 @@ class FolderManager:
         if current is not None:
             folder.workspace = None
             current.close()
-        folder.workspace = Workspace(folder.root, settings)
+        with _OPEN_LOCK:
+            folder.workspace = Workspace(folder.root, settings)
         folder.error = None
         return folder.workspace
 

@@ -230,3 +230,12 @@ def test_cancel_event_ends_a_stalled_answer_at_once(make_workspace: MakeWorkspac
     assert len(rest) == 1 and isinstance(rest[0], Answer)
     assert rest[0].error == "cancelled" and rest[0].citations == []
     assert fake_llm.disconnected.wait(30)
+
+
+def test_an_answer_without_verifiable_citations_says_so(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+    from codeqa_lsp.answering.ask import UNCITED_NOTE
+
+    fake_llm.script("messages", Reply("It is computed somewhere, trust me [12]."))
+    _, answer = run(remote(make_workspace, fake_llm))
+    assert answer.citations == [] and answer.dropped_citations == 1
+    assert answer.text == "It is computed somewhere, trust me." + UNCITED_NOTE

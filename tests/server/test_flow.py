@@ -35,6 +35,7 @@ class Recorder:
         self.answers: list[dict[str, Any]] = []
         self.message_requests: list[types.ShowMessageRequestParams] = []
         self.registrations: list[types.Registration] = []
+        self.client_name = ""
 
 
 async def eventually(predicate: Any, interval: float = 0.05) -> None:
@@ -48,6 +49,7 @@ async def eventually(predicate: Any, interval: float = 0.05) -> None:
 @pytest_lsp.fixture(params=list(CLIENTS), config=ClientServerConfig(server_command=SERVER))
 async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient, tmp_path: Path, recorder: Recorder) -> Any:
     root = make_workspace(tmp_path / "ws")
+    recorder.client_name = CLIENTS[request.param]
 
     @lsp_client.feature("codeqa/answerDelta")
     def on_delta(params: Any) -> None:
@@ -115,6 +117,15 @@ def assert_citations_match_definitions(root: Path, result: dict[str, Any]) -> No
 
 async def test_full_flow(client: LanguageClient, recorder: Recorder, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     root = (tmp_path / "ws").resolve()
+
+    # -- dynamic registration where the client supports it ---------------------------------------
+    methods = {r.method for r in recorder.registrations}
+    if recorder.client_name == "Visual Studio Code":  # its capability set allows both
+        assert methods == {types.WORKSPACE_DID_CHANGE_CONFIGURATION, types.WORKSPACE_DID_CHANGE_WATCHED_FILES}
+        watcher = next(r for r in recorder.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+        assert as_dict(watcher.register_options)["watchers"][0]["globPattern"] == "**/*"
+    else:  # Neovim's preset declares neither as dynamically registrable
+        assert methods == set()
 
     # -- indexing progress: begin / report / end ------------------------------------------------
     await eventually(lambda: len(ended(client)) >= 1)
@@ -196,12 +207,11 @@ async def test_full_flow(client: LanguageClient, recorder: Recorder, tmp_path: P
         text_document=types.TextDocumentIdentifier(uri=session.as_uri())))
     expected_lines = sorted(start - 1 for start, _ in definitions(edited_text).values())
     assert sorted(lens.range.start.line for lens in lenses or []) == expected_lines
-    title = "$(sparkle) Explain" if client.capabilities and client.capabilities.workspace and \
-        client.capabilities.workspace.code_lens else None
+    title = "$(sparkle) Explain" if recorder.client_name == "Visual Studio Code" else "Explain this function"
     for lens in lenses or []:
         assert lens.command is not None and lens.command.command == "codeqa.showAnswer"
-        if title:
-            assert lens.command.title in {"$(sparkle) Explain", "Explain this function"}
+        assert lens.command.title == title
+        assert as_dict(lens.command.arguments) == [{"uri": session.as_uri(), "position": {"line": lens.range.start.line, "character": 0}}]
 
     # -- watched-file delete removes the file's chunks -------------------------------------------
     config = root / "app" / "config.py"

@@ -148,7 +148,7 @@ async def test_multi_root_folders_are_added_and_removed(tmp_path: Path) -> None:
         await guarded(client.wait_for(lambda: len(client.progress("end")) == 2))
         status = (await client.command("codeqa.status"))["result"]
         assert sorted(status["folders"]) == sorted([str(first), str(second.resolve())])
-        assert status["files"] == len(FIXTURE_FILES) + 1
+        assert status["files"] == len(FIXTURE_FILES) + 1, status
         hits = (await client.command("codeqa.search", {"query": "compute_invoice_total"}))["result"]
         assert hits[0]["uri"] == (second / "pkg" / "billing.py").resolve().as_uri()
 

@@ -7,6 +7,8 @@ or the SDK's own `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`.
 
 from __future__ import annotations
 
+import threading
+
 from codeqa_lsp.answering.providers.base import (
     DEFAULT_MAX_TOKENS,
     Provider,
@@ -14,7 +16,13 @@ from codeqa_lsp.answering.providers.base import (
 )
 from codeqa_lsp.config import Settings
 
-__all__ = ["DEFAULT_MAX_TOKENS", "Provider", "ProviderError", "make_provider", "provider_identity"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS", "DEFAULT_MODELS", "Provider", "ProviderError", "make_provider",
+    "prewarm", "provider_identity",
+]
+
+# The newest Sonnet the installed anthropic SDK (2.11) knows; a current flagship for OpenAI.
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 
 
 def make_provider(settings: Settings) -> Provider | None:
@@ -40,8 +48,23 @@ def provider_identity(settings: Settings) -> tuple[str, str] | None:
     """(provider, model) that `make_provider` would use, without building a client."""
     if settings.provider == "extractive" or not settings.allow_remote:
         return None
-    if settings.provider == "anthropic":
-        from codeqa_lsp.answering.providers.anthropic_provider import DEFAULT_MODEL
-    else:
-        from codeqa_lsp.answering.providers.openai_provider import DEFAULT_MODEL
-    return settings.provider, settings.model or DEFAULT_MODEL
+    return settings.provider, settings.model or DEFAULT_MODELS[settings.provider]
+
+
+def prewarm(settings: Settings) -> None:
+    """Import the configured provider's SDK in the background.
+
+    The SDKs take from one to several seconds to import; doing it while the workspace
+    indexes keeps that delay out of the user's first question.
+    """
+    identity = provider_identity(settings)
+    if identity is None:
+        return
+    module = {"anthropic": "anthropic_provider", "openai": "openai_provider"}[identity[0]]
+
+    def load() -> None:
+        import importlib
+
+        importlib.import_module(f"codeqa_lsp.answering.providers.{module}")
+
+    threading.Thread(target=load, name="codeqa-provider-import", daemon=True).start()

