@@ -85,6 +85,8 @@ def machine_info() -> dict[str, Any]:
         "cpu": _cpu_model(),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
+        # Other work on the machine skews every timing; say how busy it was.
+        "load_avg_1m": round(os.getloadavg()[0], 2),
         "versions": {
             "codeqa-lsp": _version("codeqa-lsp"),
             "git": _git_commit(),

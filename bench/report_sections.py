@@ -47,6 +47,8 @@ def machine_line(doc: Doc | None) -> str:
     if m.get("cpu"):
         parts.append(m["cpu"])
     parts.append(f"Python {m.get('python', '?')}")
+    if m.get("load_avg_1m") is not None:
+        parts.append(f"load average {m['load_avg_1m']} at the end")
     versions = dict(m.get("versions") or {})
     if "tree_sitter" in m:
         versions.setdefault("tree-sitter", m["tree_sitter"])

@@ -197,7 +197,9 @@ def child_latency(root: str, index_dir: str, embedder: str, query_embedder: str,
             raise ValueError(f"unsupported query embedder {query_embedder}")
         ws.indexer._base_embedder = LocalEmbedder()
     chunks = ws.status().chunks
-    ws.search("warm up: load the model and open the index", top_k=8)
+    coverage = ws.indexer.coverage()  # < 1 would mean the dense arm is (partly) skipped
+    for text in ("warm up: load the model", "and open the index", "and the thread pool"):
+        ws.search(text, top_k=8)
     seconds = []
     embed_seconds = []
     for text in queries:
@@ -209,7 +211,7 @@ def child_latency(root: str, index_dir: str, embedder: str, query_embedder: str,
         ws.indexer._base_embedder.embed([text + " ?"])
         embed_seconds.append(time.perf_counter() - t0)
     ws.close()
-    return {"chunks": chunks, "latency": latency_summary(seconds),
+    return {"chunks": chunks, "coverage": coverage, "latency": latency_summary(seconds),
             "query_embedding": latency_summary(embed_seconds),
             "self_peak_rss_mb": self_peak_rss_mb()}
 

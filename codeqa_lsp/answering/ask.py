@@ -293,7 +293,8 @@ class Answerer:
         if error is None and not raw.strip():
             error = "the model returned an empty answer"
         if error is not None:
-            reason = f"{provider.name} ({provider.model}): {error}"
+            # A proxy may echo the key in its error message: it must not reach the user or a log.
+            reason = self.redactor.redact(f"{provider.name} ({provider.model}): {error}")
             log.info("answer fell back to extractive: %s", reason)
             yield from self._fallback(reason, prompt, resolver, started, extractive, streamed=bool(pieces))
             return

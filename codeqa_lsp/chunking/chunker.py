@@ -95,7 +95,8 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     tree = parser.parse(lines.data)
     defs = [d for d in find_definitions(gram, tree.root_node, lines.data, path) if d.is_chunk]
     for definition in defs:  # once each: a class skeleton reuses its members' signatures
-        definition.body = _find_body(definition.node)
+        if definition.body is None:  # most queries capture `@body`; the others look it up
+            definition.body = _find_body(definition.node)
         definition.signature = _signature(lines.data, _header_node(definition.node), definition.body)
     chunks: list[Chunk] = []
     for definition in defs:
@@ -229,10 +230,10 @@ def _find_body(node: Node) -> Node | None:
 
 def _header_node(node: Node) -> Node:
     """Where a signature starts: `const f = () => {}` reads better with its `const`."""
+    if node.type != "variable_declarator":
+        return node
     parent = node.parent
-    if node.type == "variable_declarator" and parent is not None and parent.named_child_count == 1:
-        return parent
-    return node
+    return parent if parent is not None and parent.named_child_count == 1 else node
 
 
 def _signature(data: bytes, node: Node, body: Node | None) -> str:

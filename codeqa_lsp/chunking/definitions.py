@@ -76,16 +76,17 @@ def find_definitions(gram: Grammar, root: Node, data: bytes, path: str) -> list[
     """All chunk-producing definitions (and containers), sorted by start, named and nested."""
     defs: list[Definition] = []
     seen: set[int] = set()
+    siblings = _Siblings()
     for _, captures in QueryCursor(gram.query).matches(root):
         found = _from_match(captures, data, path)
         if found is None or found.node.id in seen:
             continue
         seen.add(found.node.id)
-        _widen(found)
+        _widen(found, siblings)
         defs.append(found)
     defs.sort(key=lambda d: (d.start_byte, -d.end_byte))
     _nest(defs)
-    return _merge_same_symbol(defs)
+    return _merge_same_symbol(defs, siblings)
 
 
 def _text(node: Node) -> str:
@@ -126,7 +127,9 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
         return None
     if not name:
         return None
-    return Definition(node=node, kind=kind, name=name, absolute=absolute)
+    body = captures.get("body")
+    return Definition(node=node, kind=kind, name=name, absolute=absolute,
+                      body=body[0] if body else None)
 
 
 def _clean_name(raw: str) -> str:
@@ -207,34 +210,62 @@ def _object_owner(member: Node, path: str) -> str | None:
     return None
 
 
-def _widen(definition: Definition) -> None:
+class _Siblings:
+    """`prev_sibling` without its cost: tree-sitter finds a node's previous sibling by
+    walking from the parent's first child, which is quadratic over a file of many top-level
+    statements. Each parent's children are listed once per file instead."""
+
+    def __init__(self) -> None:
+        self._by_parent: dict[int, tuple[list[Node], dict[int, int]]] = {}
+
+    def previous(self, node: Node, parent: Node | None = None) -> Node | None:
+        """The previous sibling; pass the parent when known (`Node.parent` is not free)."""
+        if parent is None:
+            parent = node.parent
+        if parent is None:
+            return None
+        entry = self._by_parent.get(parent.id)
+        if entry is None:
+            children = parent.children
+            entry = (children, {child.id: index for index, child in enumerate(children)})
+            self._by_parent[parent.id] = entry
+        children, positions = entry
+        index = positions.get(node.id, 0)
+        return children[index - 1] if index > 0 else None
+
+
+def _widen(definition: Definition, siblings: _Siblings) -> None:
     """Grow the span to the wrappers around the node and the comments/decorators above it."""
     outer = definition.node
     parent = outer.parent
-    while parent is not None and parent.type in _WRAPPERS:
-        if parent.type in ("lexical_declaration", "variable_declaration") and (
-            parent.named_child_count != 1
+    while parent is not None:
+        parent_type = parent.type
+        if parent_type not in _WRAPPERS or (
+            parent_type in ("lexical_declaration", "variable_declaration")
+            and parent.named_child_count != 1
         ):
             break
         outer, parent = parent, parent.parent
     start_node = outer
     docs: list[Node] = []
-    sibling = outer.prev_sibling
-    holder = outer
+    holder, holder_parent = outer, parent
+    sibling = siblings.previous(holder, holder_parent)
     # First statement of a body (Ruby's `body_statement`): its comments precede the body.
-    while sibling is None and holder.parent is not None and holder.parent.parent is not None \
-            and holder.parent.start_byte == holder.start_byte:
-        holder = holder.parent
-        sibling = holder.prev_sibling
+    while sibling is None and holder_parent is not None and holder_parent.start_byte == holder.start_byte:
+        grandparent = holder_parent.parent
+        if grandparent is None:
+            break
+        holder, holder_parent = holder_parent, grandparent
+        sibling = siblings.previous(holder, holder_parent)
     while (
         sibling is not None
         and ("comment" in sibling.type or sibling.type in _ATTACHED)
         and last_row(sibling) >= start_node.start_point[0] - _max_gap(sibling, start_node)
-        and not _is_trailing(sibling)
+        and not _is_trailing(sibling, siblings, holder_parent)
     ):
         docs.append(sibling)
         start_node = sibling
-        sibling = sibling.prev_sibling
+        sibling = siblings.previous(sibling, holder_parent)
     docs.reverse()
     definition.doc_nodes = docs
     definition.first = start_node
@@ -253,9 +284,9 @@ def _max_gap(sibling: Node, below: Node) -> int:
     return 2 if text.startswith(b"/**") else 1
 
 
-def _is_trailing(comment: Node) -> bool:
+def _is_trailing(comment: Node, siblings: _Siblings, parent: Node | None) -> bool:
     """A comment that ends a line of code belongs to that code, not to what follows."""
-    before = comment.prev_sibling
+    before = siblings.previous(comment, parent)
     return before is not None and last_row(before) == comment.start_point[0]
 
 
@@ -304,17 +335,17 @@ def _class_scope(definition: Definition) -> str:
     return definition.symbol
 
 
-def _follows(previous: Definition, definition: Definition) -> bool:
+def _follows(previous: Definition, definition: Definition, siblings: _Siblings) -> bool:
     """Nothing but comments and punctuation between the two definitions."""
-    sibling = definition.first.prev_sibling if definition.first is not None else None
+    sibling = siblings.previous(definition.first) if definition.first is not None else None
     while sibling is not None and (not sibling.is_named or "comment" in sibling.type):
         if sibling.end_byte <= previous.end_byte:
             break
-        sibling = sibling.prev_sibling
+        sibling = siblings.previous(sibling)
     return sibling is not None and sibling.end_byte == previous.end_byte
 
 
-def _merge_same_symbol(defs: list[Definition]) -> list[Definition]:
+def _merge_same_symbol(defs: list[Definition], siblings: _Siblings) -> list[Definition]:
     """Fold a definition into the previous sibling when they share a symbol and nothing but
     comments or separators lie between: one chunk for `get x`/`set x`, `@property` and
     its setter, TypeScript overload signatures and their implementation."""
@@ -329,7 +360,7 @@ def _merge_same_symbol(defs: list[Definition]) -> list[Definition]:
             and previous.kind in ("function", "method")
             and definition.kind == previous.kind
             and previous.end_byte <= definition.start_byte
-            and _follows(previous, definition)
+            and _follows(previous, definition, siblings)
         ):
             previous.end_byte = definition.end_byte
             previous.end_row = max(previous.end_row, definition.end_row)

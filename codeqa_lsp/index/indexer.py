@@ -44,6 +44,7 @@ DB_NAME = "index.sqlite"
 EMBED_BATCH = 64  # chunks per embedding call while indexing
 SAVE_EVERY_SECONDS = 30.0  # vector checkpoints during a long full index
 SAVE_MIN_INTERVAL = 1.0  # debounce for vector saves after single-file updates
+CLOSE_WAIT_SECONDS = 30.0  # close() waits this long for a running index() to stop
 FILES_PER_TRANSACTION = 32  # full index: files stored per SQLite transaction (commit cost)
 
 ProgressCallback = Callable[[IndexProgress], None]
@@ -94,6 +95,7 @@ class Indexer:
         self._save_timer: threading.Timer | None = None
         self._last_save = 0.0
         self._closed = False
+        self._stopping = threading.Event()  # set by close(): a running index() winds down
         from codeqa_lsp.chunking.scanner import WorkspaceFilter
 
         self._filter = WorkspaceFilter(self.root, settings)
@@ -161,7 +163,7 @@ class Indexer:
             del known, result
             done = report.files_seen - len(changed)
             for start in range(0, len(changed), FILES_PER_TRANSACTION):
-                if cancel is not None and cancel.is_set():
+                if self._should_stop(cancel):
                     report.cancelled = True
                     break
                 batch = changed[start : start + FILES_PER_TRANSACTION]
@@ -187,13 +189,16 @@ class Indexer:
             emit(IndexProgress("save", 1, 1, "done"))
             return report
 
+    def _should_stop(self, cancel: threading.Event | None) -> bool:
+        return self._stopping.is_set() or (cancel is not None and cancel.is_set())
+
     def _embed_missing(self, emit: ProgressCallback, cancel: threading.Event | None, report: IndexReport) -> int:
         """Embed every stored chunk that has no vector (new, or lost in a crash)."""
         missing = self.store.ids_missing_labels(self.vectors.live_labels())
         embedded = 0
         last_checkpoint = time.monotonic()
         for start in range(0, len(missing), EMBED_BATCH):
-            if cancel is not None and cancel.is_set():
+            if self._should_stop(cancel):
                 report.cancelled = True
                 break
             batch = self.store.get_chunks(missing[start : start + EMBED_BATCH])
@@ -402,9 +407,14 @@ class Indexer:
         if self._closed:
             return
         self._closed = True
+        self._stopping.set()
+        # Let a running index() stop at its next batch before the connections go away.
+        stopped = self._index_lock.acquire(timeout=CLOSE_WAIT_SECONDS)
         try:
             self._save_vectors()
         finally:
+            if stopped:
+                self._index_lock.release()
             self.store.close()
             self.cache.close()
 

@@ -46,7 +46,8 @@ DEFAULT_FUSION = FusionConfig()
 # a blurred keyword match, so BM25 should lead; a semantic model earns more weight. Chosen
 # on the evaluation sets (bench/quality.py; numbers in BENCHMARKS.md).
 FUSION_BY_EMBEDDER: dict[str, FusionConfig] = {
-    "hash": FusionConfig(method="minmax", weights={"bm25": 0.7, "dense": 0.3}),
+    "hash": FusionConfig(method="minmax", weights={"bm25": 0.6, "dense": 0.4}),
+    "local": FusionConfig(method="minmax", weights={"bm25": 0.4, "dense": 0.6}),
 }
 
 

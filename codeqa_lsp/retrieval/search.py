@@ -20,8 +20,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
@@ -50,6 +50,9 @@ SYMBOL_BOOST = 0.5
 class _Arms:
     bm25: list[tuple[Chunk, float]]
     dense: list[tuple[Chunk, float]] | None  # None: the dense arm did not run
+    # Cosine of every candidate that has a vector, including BM25 candidates the dense arm
+    # did not return (see `_complete_cosines`).
+    cosines: dict[str, float] = field(default_factory=dict)
 
 
 class HybridSearcher:
@@ -130,7 +133,47 @@ class HybridSearcher:
             dense = self.indexer.dense(query, limit, filters)
         else:
             dense = None
-        return _Arms(bm25=_passing(bm25, filters), dense=None if dense is None else _passing(dense, filters))
+        arms = _Arms(bm25=_passing(bm25, filters), dense=None if dense is None else _passing(dense, filters))
+        if arms.dense is not None:
+            arms.cosines = {c.id: score for c, score in arms.dense}
+            if mode == "hybrid":
+                arms.cosines.update(self._complete_cosines(query, arms))
+        return arms
+
+    def _complete_cosines(self, query: str, arms: _Arms) -> dict[str, float]:
+        """Cosines for BM25 candidates outside the dense arm's top list.
+
+        Measured: fusing with the true cosine of every candidate, instead of treating "not
+        in the dense top 50" as "unrelated", lifts hit@5 on the question sets by several
+        points: a keyword hit that is also semantically close is exactly the answer we
+        want. Costs one small matrix product; chunks without a vector yet (progressive
+        indexing) simply get none.
+        """
+        from codeqa_lsp.index.store import label_for
+
+        missing = [c for c, _ in arms.bm25 if c.id not in arms.cosines]
+        vector = self.indexer.embed_query(query) if missing else None
+        if vector is None:
+            return {}
+        found: dict[str, float] = {}
+        for chunk, row in zip(missing, self._vectors([label_for(c.id) for c in missing]), strict=True):
+            if row is not None:
+                found[chunk.id] = float(row @ vector)
+        return found
+
+    def _vectors(self, labels: list[int]) -> list[Any]:
+        """Stored vectors by label, None for labels without one (not embedded yet)."""
+        store = self.indexer.vectors
+        try:
+            return list(store.get_vectors(labels))
+        except RuntimeError:  # some label has no vector: fetch one by one
+            rows: list[Any] = []
+            for label in labels:
+                try:
+                    rows.append(store.get_vectors([label])[0])
+                except RuntimeError:
+                    rows.append(None)
+            return rows
 
     # -- fusion and the fast path --------------------------------------------------------------
     def _hybrid(
@@ -138,13 +181,8 @@ class HybridSearcher:
     ) -> tuple[list[tuple[Chunk, float]], set[str]]:
         chunks = {c.id: c for c, _ in arms.bm25}
         chunks.update({c.id: c for c, _ in arms.dense or []})
-        fused = fuse(
-            {
-                "bm25": [(c.id, s) for c, s in arms.bm25],
-                "dense": [(c.id, s) for c, s in arms.dense or []],
-            },
-            self.fusion,
-        )
+        dense = sorted(arms.cosines.items(), key=lambda item: -item[1])
+        fused = fuse({"bm25": [(c.id, s) for c, s in arms.bm25], "dense": dense}, self.fusion)
         priors = QueryPriors(info.text)
         fused = sorted(
             ((doc, score * priors.factor(chunks[doc])) for doc, score in fused),
@@ -211,7 +249,7 @@ def _hits(
     hits = []
     for chunk, score in ranked:
         b_rank, b_score = bm25.get(chunk.id, (None, None))
-        d_rank, d_score = dense.get(chunk.id, (None, None))
+        d_rank, d_score = dense.get(chunk.id, (None, arms.cosines.get(chunk.id)))
         hits.append(
             SearchHit(
                 chunk=chunk, score=float(score), bm25_rank=b_rank, bm25_score=b_score,

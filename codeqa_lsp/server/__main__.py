@@ -17,11 +17,14 @@ from collections.abc import Sequence
 
 from codeqa_lsp import __version__
 
+SWITCH_INTERVAL_SECONDS = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 _SECRET_PATTERNS = (
     # "apiKey": "...", 'api_key': '...', apiKey=...
     re.compile(r"""(?i)(["']?api[_-]?key["']?\s*[:=]\s*)(["']?)[^"',\s})]+\2"""),
+    # HTTP auth headers (`Authorization: Bearer ...`)
+    re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{8,}=*"),
     # provider-shaped keys wherever they appear
     re.compile(r"\b(sk-(?:ant-)?[A-Za-z0-9_\-]{16,})"),
     re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,})"),
@@ -92,8 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.log_level, args.log_file)
-    from codeqa_lsp.server.app import build_server
+    # Indexing runs in threads next to hover and search; a 1 ms GIL switch interval (5 ms by
+    # default) lets those short reads get the interpreter back quickly mid-index.
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
+    from codeqa_lsp.server.app import build_server, prewarm_engine
 
+    prewarm_engine()
     server = build_server()
     if args.tcp:
         host, port = args.tcp

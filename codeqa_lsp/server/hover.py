@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 MAX_DEFINITIONS = 3
 MAX_DOC_CHARS = 1200
+MAX_IDENTIFIER = 256
 _BEFORE = re.compile(r"[A-Za-z_0-9.]*$")
 _AFTER = re.compile(r"^[A-Za-z_0-9]*")
 
@@ -40,8 +41,9 @@ def identifier_at(line: str, column: int) -> tuple[str, str | None] | None:
     """(name, qualifier) of the dotted identifier at `column`: `cfg.load|` → (load, cfg)."""
     if column > len(line):
         return None
-    before = _BEFORE.search(line[:column])
-    after = _AFTER.match(line[column:])
+    # A bounded window: on a megabyte of minified code the anchored regex would go quadratic.
+    before = _BEFORE.search(line[max(0, column - MAX_IDENTIFIER):column])
+    after = _AFTER.match(line[column : column + MAX_IDENTIFIER])
     dotted = (before.group() if before else "") + (after.group() if after else "")
     parts = [p for p in dotted.split(".") if p]
     if not parts or parts[-1][0].isdigit():

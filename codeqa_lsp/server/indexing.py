@@ -247,8 +247,10 @@ class FolderManager:
         if current is not None:
             folder.workspace = None
             current.close()
+        started = time.monotonic()
         with _OPEN_LOCK:
             folder.workspace = Workspace(folder.root, settings)
+        logger.info("opened the index of %s in %.2f s", folder.root, time.monotonic() - started)
         folder.error = None
         return folder.workspace
 

@@ -223,3 +223,12 @@ def test_deadline_is_exact_even_mid_stream(fake_llm: FakeLLMServer, name: str) -
     with pytest.raises(ProviderError, match=r"timed out after 1s"):
         next(stream)
     assert time.monotonic() - started < 8  # not the server's 120 s
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_an_answer_cut_by_the_length_limit_says_so(fake_llm: FakeLLMServer, name: str) -> None:
+    from codeqa_lsp.answering.providers.base import LENGTH_LIMIT_NOTE
+
+    fake_llm.script(ENDPOINT[name], Reply("A long answer that", hit_limit=True), Reply("Short."))
+    assert collect(provider_for(fake_llm.url, name))[0] == "A long answer that" + LENGTH_LIMIT_NOTE
+    assert collect(provider_for(fake_llm.url, name))[0] == "Short."

@@ -139,3 +139,16 @@ def test_answer_cache_respects_its_size_limit(tmp_path: Path) -> None:
     assert cache is not None and cache.volume() <= limit * 1.25
     assert store.get("key-299") is not None and store.get("key-0") is None  # oldest evicted
     store.close()
+
+
+def test_a_key_echoed_by_the_server_is_redacted_from_the_error(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.answering.conftest import API_KEY
+
+    caplog.set_level(logging.DEBUG)
+    fake_llm.script("messages", Status(403, f"key {API_KEY} may not use this model"))
+    workspace = make_workspace(provider="anthropic", base_url=fake_llm.url, api_key=API_KEY, max_retries=0)
+    _, answer = ask(workspace)
+    assert answer.error and "permission denied (403): key [REDACTED] may not use this model" in answer.error
+    assert API_KEY not in answer.error and API_KEY not in answer.text and API_KEY not in caplog.text

@@ -162,3 +162,19 @@ def test_a_daemon_left_behind_neither_hangs_nor_survives_the_measurement() -> No
     assert run.returncode == 0
     assert run.stdout.strip() == "done"
     assert "stopped 1 leftover process" in run.stderr
+
+
+def test_server_results_feed_the_server_targets() -> None:
+    server = {
+        "embedder": "hash", "provider": "extractive", "workspace": {"indexed_files": 3000, "chunks": 50_000},
+        "cold": {"initialize_response_s": 0.1, "full_index_s": 60.0,
+                 "first_cited_ask": {"seconds": 2.5, "index_still_running": True},
+                 "hover_during_index": {"n": 100, "p50_ms": 3.0, "p95_ms": 20.0},
+                 "save_to_searchable": {"p50_ms": 300.0, "p95_ms": 400.0, "lines": 1000}},
+        "warm": {"index_run_s": 2.0, "first_cited_ask": {"seconds": 0.5}},
+    }
+    rows = {r[0]: r for r in report_sections._target_rows({"server": server})}
+    assert rows["server: initialize → first cited codeqa.ask <= 2 s"][1:] == ["2.50 s on 3000 files", "**missed**"]
+    assert rows["server: hover p95 <= 100 ms during a full index"][2] == "met"
+    text = "\n".join(report_sections.server_section(server))
+    assert "p50 3.0 ms · p95 20.0 ms" in text

@@ -82,6 +82,7 @@ class Reply:
     deltas: int = 4  # how many pieces the text is streamed in
     input_tokens: int | None = None  # None: estimated from the request body
     output_tokens: int | None = None
+    hit_limit: bool = False  # stop because of max_tokens ("length" / "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -366,12 +367,12 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(request.body.get("model") or "fake-model")
         if not request.stream:
             body = (openai_completion if request.endpoint == "chat" else anthropic_message)(
-                model, text, input_tokens, output_tokens)
+                model, text, input_tokens, output_tokens, reply.hit_limit)
             self._send_json(200, body)
             return
         self._start_stream()
         events = (openai_events if request.endpoint == "chat" else anthropic_events)(
-            request.body, model, pieces, input_tokens, output_tokens)
+            request.body, model, pieces, input_tokens, output_tokens, reply.hit_limit)
         for event in events:
             self._chunk(event)
         self._end_stream()

@@ -56,17 +56,19 @@ def sse(data: Any, event: str | None = None) -> bytes:
     return f"{head}data: {payload}\n\n".encode()
 
 
-def openai_completion(model: str, text: str, inp: int, out: int) -> dict[str, Any]:
+def openai_completion(model: str, text: str, inp: int, out: int, limited: bool = False) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": "stop", "logprobs": None}],
+                     "finish_reason": "length" if limited else "stop", "logprobs": None}],
         "usage": {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out},
     }
 
 
-def openai_events(body: dict[str, Any], model: str, pieces: list[str], inp: int, out: int) -> Iterator[bytes]:
+def openai_events(
+    body: dict[str, Any], model: str, pieces: list[str], inp: int, out: int, limited: bool = False
+) -> Iterator[bytes]:
     base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
             "model": model}
     options = body.get("stream_options")
@@ -82,23 +84,25 @@ def openai_events(body: dict[str, Any], model: str, pieces: list[str], inp: int,
     yield chunk({"role": "assistant", "content": ""})
     for piece in pieces:
         yield chunk({"content": piece})
-    yield chunk({}, "stop")
+    yield chunk({}, "length" if limited else "stop")
     if usage_wanted:
         yield sse({**base, "choices": [], "usage": {
             "prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out}})
     yield sse("[DONE]")
 
 
-def anthropic_message(model: str, text: str, inp: int, out: int) -> dict[str, Any]:
+def anthropic_message(model: str, text: str, inp: int, out: int, limited: bool = False) -> dict[str, Any]:
     return {
         "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
         "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn", "stop_sequence": None,
+        "stop_reason": "max_tokens" if limited else "end_turn", "stop_sequence": None,
         "usage": {"input_tokens": inp, "output_tokens": out},
     }
 
 
-def anthropic_events(body: dict[str, Any], model: str, pieces: list[str], inp: int, out: int) -> Iterator[bytes]:
+def anthropic_events(
+    body: dict[str, Any], model: str, pieces: list[str], inp: int, out: int, limited: bool = False
+) -> Iterator[bytes]:
     message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
                "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": {"input_tokens": inp, "output_tokens": 1}}
@@ -110,6 +114,6 @@ def anthropic_events(body: dict[str, Any], model: str, pieces: list[str], inp: i
         yield sse({"type": "content_block_delta", "index": 0,
                     "delta": {"type": "text_delta", "text": piece}}, "content_block_delta")
     yield sse({"type": "content_block_stop", "index": 0}, "content_block_stop")
-    yield sse({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+    yield sse({"type": "message_delta", "delta": {"stop_reason": "max_tokens" if limited else "end_turn", "stop_sequence": None},
                 "usage": {"output_tokens": out}}, "message_delta")
     yield sse({"type": "message_stop"}, "message_stop")

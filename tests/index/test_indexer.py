@@ -200,3 +200,35 @@ def test_embedder_change_reembeds_everything(
     assert report.rebuilt_reason and "embedder changed" in report.rebuilt_reason
     assert report.embedded == report.chunks_total > 0
     snapshot(second)
+
+
+def test_close_during_a_full_index_stops_it_cleanly(
+    make_workspace: MakeWorkspace, hash_settings: HashSettings
+) -> None:
+    import threading
+
+    root = make_workspace(files=80, functions=2)
+    settings = hash_settings()
+    indexer = Indexer(root, settings)
+    started = threading.Event()
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(indexer.index(progress=lambda p: started.set()))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    started.wait()
+    indexer.close()
+    worker.join()
+    assert len(outcome) == 1 and not isinstance(outcome[0], BaseException), outcome
+    reopened = Indexer(root, settings)
+    try:
+        reopened.index()
+        snapshot(reopened)
+        assert reopened.status().files == 80
+    finally:
+        reopened.close()

@@ -118,6 +118,14 @@ def assert_citations_match_definitions(root: Path, result: dict[str, Any]) -> No
 async def test_full_flow(client: LanguageClient, recorder: Recorder, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     root = (tmp_path / "ws").resolve()
 
+    # -- indexing progress: begin / report / end ------------------------------------------------
+    await eventually(lambda: len(ended(client)) >= 1)
+    reports = next(r for r in client.progress_reports.values() if any(isinstance(v, types.WorkDoneProgressEnd) for v in r))
+    begin = reports[0]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.title == "Indexing ws" and begin.cancellable
+    assert any(isinstance(v, types.WorkDoneProgressReport) and re.fullmatch(r"\d+/\d+ files", v.message or "") for v in reports)
+    assert re.fullmatch(r"\d+ chunks from \d+ files in [\d.]+ s", ended(client)[0].message or "")
+
     # -- dynamic registration where the client supports it ---------------------------------------
     methods = {r.method for r in recorder.registrations}
     if recorder.client_name == "Visual Studio Code":  # its capability set allows both
@@ -126,14 +134,6 @@ async def test_full_flow(client: LanguageClient, recorder: Recorder, tmp_path: P
         assert as_dict(watcher.register_options)["watchers"][0]["globPattern"] == "**/*"
     else:  # Neovim's preset declares neither as dynamically registrable
         assert methods == set()
-
-    # -- indexing progress: begin / report / end ------------------------------------------------
-    await eventually(lambda: len(ended(client)) >= 1)
-    reports = next(r for r in client.progress_reports.values() if any(isinstance(v, types.WorkDoneProgressEnd) for v in r))
-    begin = reports[0]
-    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.title == "Indexing ws" and begin.cancellable
-    assert any(isinstance(v, types.WorkDoneProgressReport) and re.fullmatch(r"\d+/\d+ files", v.message or "") for v in reports)
-    assert re.fullmatch(r"\d+ chunks from \d+ files in [\d.]+ s", ended(client)[0].message or "")
 
     # -- status counts ------------------------------------------------------------------------------
     status = as_dict(await command(client, "codeqa.status"))
@@ -211,7 +211,7 @@ async def test_full_flow(client: LanguageClient, recorder: Recorder, tmp_path: P
     for lens in lenses or []:
         assert lens.command is not None and lens.command.command == "codeqa.showAnswer"
         assert lens.command.title == title
-        assert as_dict(lens.command.arguments) == [{"uri": session.as_uri(), "position": {"line": lens.range.start.line, "character": 0}}]
+        assert list(as_dict(lens.command.arguments)) == [{"uri": session.as_uri(), "position": {"line": lens.range.start.line, "character": 0}}]
 
     # -- watched-file delete removes the file's chunks -------------------------------------------
     config = root / "app" / "config.py"

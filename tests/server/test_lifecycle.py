@@ -253,3 +253,87 @@ async def test_hover_starts_an_explanation_in_the_background_and_shows_it_next_t
         assert len(fake_llm.requests_to("chat")) == 1  # one background explanation, then cached
     finally:
         assert await client.close() == 0
+
+
+async def test_tcp_transport_serves_the_same_protocol(tmp_path: Path) -> None:
+    import json
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = str(Path(sys.executable).with_name("codeqa-lsp"))
+    proc = await asyncio.create_subprocess_exec(
+        script, "--tcp", f"127.0.0.1:{port}", "--log-level", "warning",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        while True:
+            try:
+                reader, writer = await guarded(asyncio.open_connection("127.0.0.1", port))
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+
+        async def call(msg_id: int, method: str, params: Any) -> dict[str, Any]:
+            body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode()
+            writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            await writer.drain()
+            while True:
+                length = 0
+                while (line := await guarded(reader.readline())) not in (b"\r\n", b""):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                message = json.loads(await reader.readexactly(length))
+                if message.get("id") == msg_id and "method" not in message:
+                    return message
+
+        init = await call(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        assert init["result"]["serverInfo"]["name"] == "codeqa-lsp"
+        assert "codeqa.ask" in init["result"]["capabilities"]["executeCommandProvider"]["commands"]
+        bad = await call(2, "textDocument/hover", None)
+        assert bad["error"]["code"] == -32602
+        writer.close()
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+async def test_streaming_progress_and_answer_notification_for_our_plugins(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    """Work-done progress carries the partial text; `codeqa/answer` replaces the popup."""
+    root = make_workspace(tmp_path / "ws")
+    text = "It reads the JSON file at path [1] and defaults retries to three."
+    fake_llm.default_reply = Reply(text, deltas=6)
+    client = await RawClient.start()
+    try:
+        await client.initialize(root, {
+            "embedder": "hash", "indexDir": str(tmp_path / "index"), "provider": "openai",
+            "baseUrl": fake_llm.openai_url, "apiKey": "sk-test-stream-00000000000", "model": "gpt-test",
+            "clientFeatures": {"answerNotification": True},
+        })
+        await guarded(client.wait_for(lambda: bool(client.progress("end"))))
+        config_uri = (root / "app" / "config.py").as_uri()
+        response = await client.request("workspace/executeCommand", {
+            "command": "codeqa.explain", "workDoneToken": "explain-1",
+            "arguments": [{"uri": config_uri, "position": {"line": 8, "character": 4}, "requestId": "e1"}]})
+        result = response["result"]
+        assert result["requestId"] == "e1" and result["provider"] == "openai"
+        assert result["citations"][0]["symbol"] == "load_settings"
+        ours = [n["params"]["value"] for n in client.notifications
+                if n["method"] == "$/progress" and n["params"]["token"] == "explain-1"]
+        assert [v["kind"] for v in (ours[0], ours[-1])] == ["begin", "end"]
+        partials = [v["message"] for v in ours if v["kind"] == "report"]
+        assert partials and all(text.startswith(p) for p in partials)
+        deltas = [n["params"]["text"] for n in client.notifications
+                  if n["method"] == "codeqa/answerDelta" and n["params"]["requestId"] == "e1"]
+        assert "".join(deltas) == text
+
+        shown = await client.command("codeqa.showAnswer", {"uri": config_uri, "position": {"line": 8, "character": 0}})
+        await guarded(client.wait_for(lambda: any(n["method"] == "codeqa/answer" for n in client.notifications)))
+        notified = next(n["params"] for n in client.notifications if n["method"] == "codeqa/answer")
+        assert notified["citations"] == shown["result"]["citations"]
+        assert not any(r["method"] == "window/showMessageRequest" for r in client.server_requests)
+    finally:
+        assert await client.close() == 0

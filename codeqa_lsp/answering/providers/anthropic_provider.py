@@ -29,6 +29,7 @@ class _MessagesReader:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.stopped = False
+        self.hit_limit = False
 
     def handle(self, event: Any) -> str | None:
         kind = getattr(event, "type", None)
@@ -36,8 +37,10 @@ class _MessagesReader:
             self.input_tokens = event.message.usage.input_tokens
         elif kind == "content_block_delta" and getattr(event.delta, "type", None) == "text_delta":
             return str(event.delta.text)
-        elif kind == "message_delta" and event.usage is not None:
-            self.output_tokens = event.usage.output_tokens
+        elif kind == "message_delta":
+            if event.usage is not None:
+                self.output_tokens = event.usage.output_tokens
+            self.hit_limit = getattr(event.delta, "stop_reason", None) == "max_tokens"
         elif kind == "message_stop":
             self.stopped = True
         return None

@@ -37,6 +37,7 @@ log = logging.getLogger("codeqa_lsp.answering")
 INITIAL_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 8.0
 CONNECT_TIMEOUT_S = 10.0
+LENGTH_LIMIT_NOTE = "\n\n*(The answer reached the model's length limit and may be incomplete.)*"
 DEFAULT_MAX_TOKENS = 2048  # room for reasoning models, which count thinking in the limit
 # A blank `retry-after` header from a rate limiter means "soon"; we still back off.
 _RETRYABLE_STATUS = {408, 409, 429}
@@ -112,6 +113,10 @@ class StreamReader(Protocol):
 
     def finish(self) -> Usage | None:
         """After the events ran out: the usage if the answer completed, None if it was cut."""
+
+    @property
+    def hit_limit(self) -> bool:
+        """The model stopped at `max_tokens`: the answer is complete as a stream, not as text."""
 
 
 class Cancelled(ProviderError):
@@ -206,6 +211,8 @@ def stream_with_retries(
             usage = reader.finish()
             if usage is None:
                 raise ProviderError("the answer stream ended before the answer was complete")
+            if reader.hit_limit:
+                yield LENGTH_LIMIT_NOTE
             yield usage
             return
         except ProviderError as error:

@@ -39,6 +39,7 @@ class _ChatReader:
 
     def __init__(self) -> None:
         self.finished = False
+        self.hit_limit = False
         self.usage: Usage | None = None
 
     def handle(self, chunk: Any) -> str | None:
@@ -50,6 +51,7 @@ class _ChatReader:
                 text = (text or "") + choice.delta.content
             if choice.finish_reason:
                 self.finished = True
+                self.hit_limit = choice.finish_reason == "length"
         return text
 
     def finish(self) -> Usage | None:

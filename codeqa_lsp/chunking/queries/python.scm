@@ -1,4 +1,4 @@
 ; Python: functions (methods when inside a class) and classes. Decorators are picked up by
 ; wrapper expansion (decorated_definition), docstrings from the body.
-(function_definition name: (identifier) @name) @definition.function
-(class_definition name: (identifier) @name) @definition.class
+(function_definition name: (identifier) @name body: (_) @body) @definition.function
+(class_definition name: (identifier) @name body: (_) @body) @definition.class

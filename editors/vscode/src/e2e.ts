@@ -13,6 +13,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CodeQaApi } from "./extension";
 import { ServerCommands, type AnswerResult, type IndexStatus, type SearchHit } from "./protocol";
+import { apiKeySecretName } from "./server";
 import { describeCommand } from "./settings";
 
 interface Scenario {
@@ -22,13 +23,17 @@ interface Scenario {
   readonly explain: { readonly path: string; readonly line: number; readonly character: number };
   /** Workspace-relative file and 0-based first/last line to select for "Ask about the selection". */
   readonly selection: { readonly path: string; readonly startLine: number; readonly endLine: number };
+  /** A loopback OpenAI-compatible server the harness runs: the streamed-model scenario. */
+  readonly llm: { readonly baseUrl: string; readonly apiKey: string; readonly model: string; readonly question: string };
+  /** A question whose answer quotes HTML/script from the fixture (must be shown, never run). */
+  readonly injection: string;
 }
 
 type Report = Record<string, unknown> & { phase: string; errors: string[] };
 
 const STEP_TIMEOUT_MS = 90_000;
 
-export async function runE2e(outFile: string, api: CodeQaApi): Promise<void> {
+export async function runE2e(outFile: string, api: CodeQaApi, secrets: vscode.SecretStorage): Promise<void> {
   const report: Report = { phase: "started", errors: [], startedAt: Date.now() };
   const write = (): void => {
     fs.writeFileSync(outFile + ".tmp", JSON.stringify(report, null, 2));
@@ -56,10 +61,13 @@ export async function runE2e(outFile: string, api: CodeQaApi): Promise<void> {
     await step("search", () => searchStep(api, scenario.search));
     await step("explain", () => explainStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain));
     await step("codeLens", () => codeLensStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain.line));
+    await step("injection", () => injectionStep(api, scenario.injection));
     await step("askSelection", () => askSelectionStep(api, vscode.Uri.joinPath(folder, scenario.selection.path), scenario.selection));
     await step("ask", () => askStep(api, scenario.ask));
     await step("citationClick", () => citationClickStep(api));
     await step("reindex", () => reindexStep(api));
+    await step("llm", () => llmStep(api, secrets, scenario.llm));
+    await step("llmCitationClick", () => citationClickStep(api));
     // The answer panel and the cited code are on screen now: let the harness take its screenshot.
     report.phase = "screenshot";
     write();
@@ -158,6 +166,12 @@ async function codeLensStep(api: CodeQaApi, uri: vscode.Uri, line: number): Prom
   };
 }
 
+async function injectionStep(api: CodeQaApi, question: string): Promise<unknown> {
+  const result = await vscode.commands.executeCommand<AnswerResult | undefined>("codeqa.askQuestion", { question });
+  const rendered = await api.panel.waitForRender((r) => r.phase === "done" || r.phase === "error");
+  return { result: answerSummary(result), rendered };
+}
+
 async function askSelectionStep(api: CodeQaApi, uri: vscode.Uri, selection: Scenario["selection"]): Promise<unknown> {
   const document = await vscode.workspace.openTextDocument(uri);
   const editor = await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, preview: false });
@@ -202,6 +216,35 @@ async function reindexStep(api: CodeQaApi): Promise<unknown> {
   const status = await vscode.commands.executeCommand<IndexStatus | undefined>("codeqa.showStatus");
   await waitFor(() => api.statusBar.text.includes("chunks"), 10_000, "the status bar count").catch(() => undefined);
   return { endsBefore, progress: api.statusBar.progressLog.slice(-3), status, statusBarText: api.statusBar.text };
+}
+
+/**
+ * A model that streams: the API key goes into SecretStorage (as "Set API key" stores it), the
+ * provider settings into the workspace settings; the server restarts with the key, and the
+ * answer streams from the harness's loopback OpenAI-compatible server into the panel.
+ */
+async function llmStep(api: CodeQaApi, secrets: vscode.SecretStorage, llm: Scenario["llm"]): Promise<unknown> {
+  const config = vscode.workspace.getConfiguration("codeqa");
+  await config.update("provider", "openai", vscode.ConfigurationTarget.Workspace);
+  await config.update("baseUrl", llm.baseUrl, vscode.ConfigurationTarget.Workspace);
+  await config.update("model", llm.model, vscode.ConfigurationTarget.Workspace);
+  const startsBefore = api.server.starts;
+  const endsBefore = api.statusBar.progressLog.filter((p) => p.kind === "end").length;
+  await secrets.store(apiKeySecretName("openai"), llm.apiKey);
+  await waitFor(() => api.server.starts > startsBefore && api.server.isRunning, 60_000, "the server to restart with the key");
+  // The restarted server answers once it has opened the index again (its indexing pass ends).
+  await waitFor(() => api.statusBar.progressLog.filter((p) => p.kind === "end").length > endsBefore, 60_000, "the index to reopen");
+  const result = await vscode.commands.executeCommand<AnswerResult | undefined>("codeqa.askQuestion", { question: llm.question });
+  const rendered = await api.panel.waitForRender((r) => r.phase === "done" || r.phase === "error");
+  return {
+    restarts: api.server.starts - startsBefore,
+    result: answerSummary(result),
+    model: result?.model ?? null,
+    deltas: api.panel.deltasReceived,
+    streamingRenders: api.panel.streamingRenders,
+    panelError: api.panel.current.error ?? null,
+    rendered,
+  };
 }
 
 async function cannotStartStep(api: CodeQaApi): Promise<unknown> {

@@ -76,7 +76,7 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
 
   const api: CodeQaApi = { server: running, panel, commands, statusBar, notifier };
   const e2eOut = process.env.CODEQA_E2E_OUT;
-  if (e2eOut) void runE2e(e2eOut, api);
+  if (e2eOut) void runE2e(e2eOut, api, context.secrets);
   return api;
 }
 

@@ -68,6 +68,8 @@ export class CodeQaServer implements vscode.Disposable {
   /** The command last used, for the "cannot start" notification and the e2e report. */
   command: ServerCommand | undefined;
   lastStartError: string | undefined;
+  /** How many times a server process was started (restarts after setting changes included). */
+  starts = 0;
   /** `window/showMessage` from the server (e.g. invalid settings), kept for the e2e report. */
   readonly serverMessages: Array<{ type: number; message: string }> = [];
   /** The server registered for didChangeConfiguration: the client feature pushes changes then. */
@@ -177,6 +179,7 @@ export class CodeQaServer implements vscode.Disposable {
 
   private async doStart(): Promise<boolean> {
     this.events.onStateChange("starting");
+    this.starts += 1;
     this.wire = await this.readSettings();
     const command = await this.resolveCommand();
     this.command = command;

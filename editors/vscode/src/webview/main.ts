@@ -14,6 +14,7 @@ type ToWebview = { type: "render"; generation: number; phase: string; html: stri
 const vscode = acquireVsCodeApi();
 const content = document.getElementById("content") as HTMLElement;
 let renders = 0;
+const UNSAFE = "script, img, iframe, object, embed, style, link, form, [onerror], [onload], [onclick], [href]:not([href='#'])";
 
 window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
   const message = event.data;
@@ -23,6 +24,7 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
     content.dataset.phase = message.phase;
     if (message.phase === "streaming" && atBottom) window.scrollTo(0, document.body.scrollHeight);
     renders += 1;
+    const articleText = content.querySelector("article")?.textContent ?? "";
     vscode.postMessage({
       type: "rendered",
       generation: message.generation,
@@ -30,8 +32,12 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       citationLinks: content.querySelectorAll("article a.cite").length,
       sources: content.querySelectorAll(".sources li").length,
       staleSources: content.querySelectorAll(".sources li.stale").length,
-      textLength: (content.querySelector("article")?.textContent ?? "").length,
+      textLength: articleText.length,
+      text: articleText.slice(0, 4000),
       renders,
+      // Safety self-check: what the rendered answer must never contain, and the page's policy.
+      unsafeElements: content.querySelectorAll(UNSAFE).length,
+      csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute("content") ?? "",
     });
   } else if (message.type === "e2eClick") {
     const target = content.querySelector(message.selector);
