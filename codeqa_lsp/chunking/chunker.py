@@ -50,7 +50,9 @@ MODULE_GAP_ROWS = 80
 _LONE_CR = re.compile(rb"\r(?!\n)")
 _WORD = re.compile(rb"\w")
 _SPACE = re.compile(r"\s+")
-_COMMENT_MARKERS = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?|//!|#+|--|;+)\s?")
+_COMMENT_MARKERS = re.compile(
+    r"^[ \t]*(?:/\*\*?|\*/|\*(?!/)|//[/!]?|#+|--|;+)[ \t]?|[ \t]*\*/[ \t]*$", re.M
+)
 _BODY_HOLDERS = ("value", "right", "declaration", "declarator", "type")
 _PY_DEFS = frozenset({"function_definition", "class_definition"})
 
@@ -114,6 +116,7 @@ class _Builder:
         self.definition, self.budget = definition, budget
         self.body = definition.body
         self.signature = definition.signature
+        self.doc = _doc(lines.data, definition, self.body)
 
     def build(self) -> list[Chunk]:
         d = self.definition
@@ -200,7 +203,7 @@ class _Builder:
             path=self.path, symbol=d.symbol, kind=d.kind,  # type: ignore[arg-type]
             language=self.language, start_line=start_row + 1, end_line=max(start_row, end_row) + 1,
             start_byte=start, end_byte=end, text=text, signature=self.signature,
-            doc=_doc(self.lines.data, d, self.body), part=part, parts=parts,
+            doc=self.doc, part=part, parts=parts,
         )
 
 
@@ -281,8 +284,8 @@ def _doc(data: bytes, definition: Definition, body: Node | None) -> str:
     if not comments:
         return ""
     raw = "\n".join(data[n.start_byte : n.end_byte].decode("utf-8", "replace") for n in comments)
-    lines = [_COMMENT_MARKERS.sub("", line).rstrip() for line in raw.splitlines()]
-    return "\n".join(line for line in lines if line.strip()).strip()[:2000]
+    text = _COMMENT_MARKERS.sub("", raw[:4000])
+    return "\n".join(line.rstrip() for line in text.splitlines() if line.strip())[:2000]
 
 
 def _strip_quotes(raw: str) -> str:

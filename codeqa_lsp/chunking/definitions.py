@@ -94,14 +94,29 @@ def _text(node: Node) -> str:
     return raw.decode("utf-8", "replace") if raw is not None else ""
 
 
+_OWNED = frozenset({"pair", "method_definition"})  # may belong to an object literal
+_DEF_KINDS = {f"definition.{kind}": kind for kind in ("function", "class", "impl", "namespace")}
+
+
 def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Definition | None:
     kind = node = None
     for key, nodes in captures.items():
-        if key.startswith("definition."):
-            kind, node = key.split(".", 1)[1], nodes[0]
+        kind = _DEF_KINDS.get(key)
+        if kind is not None:
+            node = nodes[0]
             break
     if node is None or kind is None:
         return None
+    plain = captures.get("name")
+    if plain is not None and len(captures) <= 3 and "receiver" not in captures \
+            and "owner" not in captures and "declarator" not in captures:
+        # The common case (`@name`, maybe `@body`): slicing the source beats `Node.text`.
+        name_node = plain[0]
+        raw = data[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
+        if raw.isidentifier() and kind in ("function", "class") and node.type not in _OWNED:
+            body = captures.get("body")
+            return Definition(node=node, kind=kind, name=raw, absolute=False,
+                              body=body[0] if body else None)
     if "path" in captures:
         name, absolute = _SPACE.sub("", _COMMENT.sub("", _text(captures["path"][0]))), True
     elif "receiver" in captures:
@@ -119,7 +134,7 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
         absolute = False
         if kind == "impl":
             name = _type_name(_text(name_node))
-        elif node.type == "pair" or node.type == "method_definition":
+        elif node.type in _OWNED:
             owner = _object_owner(node, path)
             if owner is not None:
                 name, absolute = f"{owner}.{name}", True

@@ -410,7 +410,7 @@ async function main() {
   startGroup(
     "chromium",
     args.chromium,
-    ["--no-sandbox", "--disable-gpu", "--headless", `--remote-debugging-port=${debugPort}`, "--window-size=1600,1350", `--user-data-dir=${path.join(tmp, "chromium")}`, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`],
+    ["--no-sandbox", "--disable-gpu", "--headless", `--remote-debugging-port=${debugPort}`, "--window-size=1600,1000", `--user-data-dir=${path.join(tmp, "chromium")}`, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`],
     env,
   );
 

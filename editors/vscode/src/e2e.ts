@@ -68,7 +68,9 @@ export async function runE2e(outFile: string, api: CodeQaApi, secrets: vscode.Se
     await step("reindex", () => reindexStep(api));
     await step("llm", () => llmStep(api, secrets, scenario.llm));
     await step("llmCitationClick", () => citationClickStep(api));
-    // The answer panel and the cited code are on screen now: let the harness take its screenshot.
+    // The answer panel and the cited code are on screen now: let the harness take its screenshot
+    // (without the earlier status notification over the panel).
+    await vscode.commands.executeCommand("notifications.clearAll").then(undefined, () => undefined);
     report.phase = "screenshot";
     write();
     await waitFor(() => fs.existsSync(outFile + ".screenshot-done"), 60_000, "the harness's screenshot").catch((e) =>
