@@ -28,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cosqa
-from common import write_result
+from common import read_result, write_result
 from corpora import SETS, corpus_root, corpus_settings, fetch_all, open_searcher, questions_path
 
 from codeqa_lsp.index.tokens import STOPWORDS
@@ -150,8 +150,8 @@ def _file_only(question: Question, ranked: list[Retrieved]) -> QuestionResult:
 
 # -- driver -----------------------------------------------------------------------------------
 
-def run(embedders: tuple[str, ...], names: tuple[str, ...], cosqa_limit: int | None,
-        with_cosqa: bool, quick: bool) -> dict[str, Any]:
+def run_questions(embedders: tuple[str, ...], names: tuple[str, ...], quick: bool) -> dict[str, Any]:
+    """The question sets for every embedder, plus ripgrep; writes quality.json."""
     fetch_all(quiet=True)
     per_embedder: dict[str, Any] = {}
     for embedder in embedders:
@@ -179,17 +179,30 @@ def run(embedders: tuple[str, ...], names: tuple[str, ...], cosqa_limit: int | N
         "ripgrep": run_ripgrep(names),
     }
     write_result("quality", doc, quick)
-    if with_cosqa:
-        cosqa_doc = {
-            "description": "CoSQA dev: rank of the file holding the query's retrieval_idx function.",
-            "limit": cosqa_limit,
-            "embedders": {},
-        }
-        for embedder in embedders:
-            print(f"[quality] {embedder} · cosqa", file=sys.stderr, flush=True)
-            cosqa_doc["embedders"][embedder] = cosqa.run(embedder, ARMS, cosqa_limit)
-        write_result("cosqa", cosqa_doc, quick)
-        doc["cosqa"] = cosqa_doc
+    return doc
+
+
+def run_cosqa(embedders: tuple[str, ...], limit: int | None, quick: bool) -> dict[str, Any]:
+    """CoSQA dev for every embedder; writes cosqa.json."""
+    doc: dict[str, Any] = {
+        "description": (
+            "CoSQA dev (500 queries, 6,267 functions, one file per function): rank of the "
+            "file holding the query's retrieval_idx function, results collapsed to files."
+        ),
+        "limit": limit,
+        "embedders": {},
+    }
+    previous = read_result("cosqa")
+    if previous and previous.get("limit") == limit:
+        # Embedders measured in an earlier run with the same settings are kept (each entry
+        # carries its own date), so `--embedders local` does not erase the hash numbers.
+        doc["embedders"].update(previous.get("embedders", {}))
+    for embedder in embedders:
+        print(f"[quality] {embedder} · cosqa", file=sys.stderr, flush=True)
+        result = cosqa.run(embedder, ARMS, limit)
+        result["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        doc["embedders"][embedder] = result
+    write_result("cosqa", doc, quick)
     return doc
 
 
@@ -215,12 +228,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="hash embedder, CoSQA 100 queries")
     parser.add_argument("--embedders", default=None, help="comma-separated (default hash,local)")
     parser.add_argument("--sets", default=",".join(SETS))
-    parser.add_argument("--no-cosqa", action="store_true")
+    parser.add_argument("--no-cosqa", action="store_true", help="skip CoSQA")
+    parser.add_argument("--no-questions", action="store_true", help="CoSQA only")
     parser.add_argument("--cosqa-limit", type=int, default=None)
     args = parser.parse_args(argv)
     embedders = tuple((args.embedders or ("hash" if args.quick else "hash,local")).split(","))
     limit = args.cosqa_limit or (100 if args.quick else None)
-    doc = run(embedders, tuple(args.sets.split(",")), limit, not args.no_cosqa, args.quick)
+    doc: dict[str, Any] = {"embedders": {}}
+    if not args.no_questions:
+        doc = run_questions(embedders, tuple(args.sets.split(",")), args.quick)
+    if not args.no_cosqa:
+        doc["cosqa"] = run_cosqa(embedders, limit, args.quick)
     print_table(doc)
     return 0
 

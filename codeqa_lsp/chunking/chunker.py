@@ -30,6 +30,7 @@ from codeqa_lsp.chunking.model import Chunk, estimate_tokens
 from codeqa_lsp.chunking.splitter import (
     Element,
     Lines,
+    byte_tokens,
     line_elements,
     looks_minified,
     split_elements,
@@ -51,7 +52,7 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 _WORD = re.compile(rb"\w")
 _SPACE = re.compile(r"\s+")
 _COMMENT_MARKERS = re.compile(
-    r"^[ \t]*(?:/\*\*?|\*/|\*(?!/)|//[/!]?|#+|--|;+)[ \t]?|[ \t]*\*/[ \t]*$", re.M
+    r"^[ \t]*(?:/\*\*?|\*/|\*(?!/)|//[/!]?|#+|--|;+)[ \t]?|\*/[ \t]*$", re.M
 )
 _BODY_HOLDERS = ("value", "right", "declaration", "declarator", "type")
 _PY_DEFS = frozenset({"function_definition", "class_definition"})
@@ -88,7 +89,17 @@ def chunk_source(
 
 
 def _sorted(chunks: list[Chunk]) -> list[Chunk]:
-    return sorted(chunks, key=lambda c: (c.start_line, c.start_byte, -c.end_byte, c.symbol, c.part))
+    """Chunks in file order, ids unique: an identical definition under the same name (the
+    same fallback written in two branches) is kept once, at its first place, since the
+    index keys chunks by id."""
+    ordered = sorted(chunks, key=lambda c: (c.start_line, c.start_byte, -c.end_byte, c.symbol, c.part))
+    seen: set[str] = set()
+    unique = []
+    for chunk in ordered:
+        if chunk.id not in seen:
+            seen.add(chunk.id)
+            unique.append(chunk)
+    return unique
 
 
 def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Chunk]:
@@ -120,38 +131,45 @@ class _Builder:
 
     def build(self) -> list[Chunk]:
         d = self.definition
-        members = [c for c in d.children if c.is_chunk] if d.kind == "class" else []
-        elide = bool(members) and self._can_elide(members)
-        # Coarse first (one element per gap between members): the common small class never
-        # pays for per-line elements; only an oversized skeleton is re-cut line by line.
-        elements, overrides = self._skeleton_elements(members, fine=False) if elide else ([], {})
         data = self.lines.data
-        if not elements:
-            if (d.end_byte - d.start_byte) // 4 <= self.budget:
+        members = [c for c in d.children if c.is_chunk] if d.kind == "class" else []
+        if not members or not self._can_elide(members):
+            if byte_tokens(d.end_byte - d.start_byte) <= self.budget:
                 text = data[d.start_byte : d.end_byte].decode("utf-8", "replace")
                 return [self._chunk(d.start_byte, d.end_byte, d.start_row, d.end_row, text)]
             elements = line_elements(self.lines, d.start_byte, d.end_byte, self.budget,
                                      _statement_rows(self.body, self.budget))
-        texts = [overrides.get(i) or data[e.start : e.end].decode("utf-8", "replace")
-                 for i, e in enumerate(elements)]
-        total = sum(estimate_tokens(t) for t in texts)
-        if total <= self.budget:
+            return self._parts(elements, None)
+        # A skeleton. Coarse first (one element per gap between members): the common small
+        # class never pays for per-line elements; only an oversized one is re-cut by line.
+        elements, overrides = self._skeleton_elements(members, fine=False)
+        texts = self._texts(elements, overrides)
+        if sum(estimate_tokens(t) for t in texts) <= self.budget:
             text = "".join(texts).rstrip("\n")
             return [self._chunk(d.start_byte, d.end_byte, d.start_row, d.end_row, text)]
-        if elide:
-            elements, overrides = self._skeleton_elements(members, fine=True)
-            texts = [overrides.get(i) or data[e.start : e.end].decode("utf-8", "replace")
-                     for i, e in enumerate(elements)]
-        sizes = [estimate_tokens(t) for t in texts]
+        elements, overrides = self._skeleton_elements(members, fine=True)
+        return self._parts(elements, self._texts(elements, overrides))
+
+    def _texts(self, elements: list[Element], overrides: dict[int, str]) -> list[str]:
+        data = self.lines.data
+        return [overrides.get(i) or data[e.start : e.end].decode("utf-8", "replace")
+                for i, e in enumerate(elements)]
+
+    def _parts(self, elements: list[Element], texts: list[str] | None) -> list[Chunk]:
+        """Split into parts; `texts` are the elements' rewritten texts (skeletons), else the
+        parts are plain slices of the file."""
+        data, end = self.lines.data, self.definition.end_byte
+        sizes = [estimate_tokens(t) for t in texts] if texts is not None else None
         parts = trimmed_parts(data, elements, split_elements(elements, self.budget, sizes))
         chunks = []
         for index, (first, last) in enumerate(parts):
-            text = "".join(texts[first : last + 1]).rstrip("\n")
-            chunks.append(self._chunk(
-                elements[first].start, min(elements[last].end, d.end_byte),
-                elements[first].start_row, elements[last].end_row, text,
-                part=index, parts=len(parts),
-            ))
+            start, stop = elements[first].start, min(elements[last].end, end)
+            if texts is not None:
+                text = "".join(texts[first : last + 1]).rstrip("\n")
+            else:
+                text = data[start:stop].decode("utf-8", "replace").rstrip("\n")
+            chunks.append(self._chunk(start, stop, elements[first].start_row,
+                                      elements[last].end_row, text, part=index, parts=len(parts)))
         return chunks
 
     def _can_elide(self, members: list[Definition]) -> bool:
@@ -233,7 +251,7 @@ def _find_body(node: Node) -> Node | None:
 
 def _header_node(node: Node) -> Node:
     """Where a signature starts: `const f = () => {}` reads better with its `const`."""
-    if node.type != "variable_declarator":
+    if node.type not in ("variable_declarator", "type_spec"):  # Go: `type Cart struct`
         return node
     parent = node.parent
     return parent if parent is not None and parent.named_child_count == 1 else node
@@ -244,13 +262,14 @@ def _signature(data: bytes, node: Node, body: Node | None) -> str:
     as Python allows after `def f():`, are not part of it)."""
     if body is not None and body.start_byte > node.start_byte:
         end = body.start_byte
-        for child in node.children:
-            if child.start_byte >= end:
-                break
-            if "comment" in child.type:
-                end = child.start_byte
-                break
         raw = data[node.start_byte : end]
+        if b"#" in raw or b"/" in raw:  # maybe a comment: look at the children (not free)
+            for child in node.children:
+                if child.start_byte >= end:
+                    break
+                if "comment" in child.type:
+                    raw = data[node.start_byte : child.start_byte]
+                    break
     else:
         end = data.find(b"\n", node.start_byte, node.end_byte)
         raw = data[node.start_byte : node.end_byte if end == -1 else end]
@@ -273,7 +292,12 @@ def _member_summary(language: str, data: bytes, member: Definition) -> str:
 
 def _doc(data: bytes, definition: Definition, body: Node | None) -> str:
     """The docstring (Python) or the doc comment above the definition, markers stripped."""
-    if definition.node.type in _PY_DEFS and body is not None and body.type == "block":
+    if (
+        body is not None
+        and data[body.start_byte : body.start_byte + 4].lstrip(b"rRbBuUfF")[:1] in (b'"', b"'")
+        and definition.node.type in _PY_DEFS
+        and body.type == "block"
+    ):  # a body that starts with a string literal: a docstring
         first = body.named_child(0) if body.named_child_count else None
         if first is not None and first.type == "expression_statement" and first.named_child_count:
             string = first.named_children[0]
@@ -337,7 +361,7 @@ def _module_chunks(path: str, language: str, lines: Lines, defs: list[Definition
             groups.append([run])
     pieces: list[tuple[int, int, int, int, str]] = []
     for group in groups:
-        if sum(end - start for start, end, _, _ in group) // 4 <= budget:
+        if byte_tokens(sum(end - start for start, end, _, _ in group)) <= budget:
             text = "".join(data[start:end].decode("utf-8", "replace") for start, end, _, _ in group)
             pieces.append((group[0][0], group[-1][1], group[0][2], group[-1][3], text))
             continue

@@ -28,8 +28,10 @@ from codeqa_lsp.chunking.languages import Grammar
 # the wrapper so `export`, decorators and `template <...>` stay with the code.
 _WRAPPERS = frozenset({
     "decorated_definition", "export_statement", "template_declaration", "ambient_declaration",
-    "lexical_declaration", "variable_declaration",
+    "lexical_declaration", "variable_declaration", "type_declaration",
 })
+# Wrappers that may hold several definitions: only widened to when holding just one.
+_SHARED_WRAPPERS = frozenset({"lexical_declaration", "variable_declaration", "type_declaration"})
 # Preceding siblings that document or annotate a definition.
 _ATTACHED = frozenset({"decorator", "attribute_item", "attribute", "annotation", "marker_annotation"})
 _DECLARATOR_LEAVES = frozenset({
@@ -256,8 +258,7 @@ def _widen(definition: Definition, siblings: _Siblings) -> None:
     while parent is not None:
         parent_type = parent.type
         if parent_type not in _WRAPPERS or (
-            parent_type in ("lexical_declaration", "variable_declaration")
-            and parent.named_child_count != 1
+            parent_type in _SHARED_WRAPPERS and parent.named_child_count != 1
         ):
             break
         outer, parent = parent, parent.parent

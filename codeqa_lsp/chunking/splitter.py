@@ -29,6 +29,7 @@ from codeqa_lsp.chunking.model import estimate_tokens
 OVERLAP_RATIO = 0.15
 BYTES_PER_TOKEN = 4
 _CLOSER_CHARS = frozenset(b"})].?:")
+_WORD_CLOSER_STARTS = frozenset(b"ecf")
 _WORD_CLOSER = re.compile(rb"(?:else|elif|except|catch|finally|end)\b")
 
 
@@ -74,6 +75,12 @@ class Element(NamedTuple):
     cost: int
 
 
+def byte_tokens(size: int) -> int:
+    """`estimate_tokens` for a byte span: rounded up, so parts planned from byte sizes never
+    exceed the budget once decoded (a character is at least one byte)."""
+    return (size + BYTES_PER_TOKEN - 1) // BYTES_PER_TOKEN
+
+
 MINIFIED_MIN_BYTES = 20_000
 MINIFIED_AVG_LINE = 500
 
@@ -92,9 +99,9 @@ def line_cost(line: bytes, previous_blank: bool) -> int:
     if not stripped.strip():
         return 45
     cost = 10 + min(len(line) - len(stripped), 30)
-    first = stripped[:1]
+    first = stripped[0]
     if first in _CLOSER_CHARS or stripped.startswith((b"&&", b"||")) or (
-        first in b"ecf" and _WORD_CLOSER.match(stripped)
+        first in _WORD_CLOSER_STARTS and _WORD_CLOSER.match(stripped)
     ):
         cost += 30  # a closer or a continuation: the statement started above
     if previous_blank:
@@ -189,7 +196,7 @@ def split_elements(
     `sizes` (tokens) overrides the byte-span size, for elements whose text is rewritten
     (a skeleton's member signature stands for the member's whole span)."""
     if sizes is None:
-        sizes = [max(1, (e.end - e.start) // BYTES_PER_TOKEN) for e in elements]
+        sizes = [byte_tokens(e.end - e.start) for e in elements]
     costs = [e.cost for e in elements]
     return plan(sizes, costs, budget, int(budget * OVERLAP_RATIO))
 

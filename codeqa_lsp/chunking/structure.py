@@ -15,7 +15,13 @@ from itertools import pairwise
 from pathlib import PurePosixPath
 
 from codeqa_lsp.chunking.model import Chunk, ChunkKind
-from codeqa_lsp.chunking.splitter import Element, Lines, line_elements, split_elements
+from codeqa_lsp.chunking.splitter import (
+    Element,
+    Lines,
+    byte_tokens,
+    line_elements,
+    split_elements,
+)
 
 MODULE_SYMBOL = "<module>"
 _ATX = re.compile(rb"[ ]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*\r?\n?$")
@@ -78,7 +84,7 @@ def _pack_small(
     packed: list[tuple[int, int, int, int]] = []
     open_whole = False
     for start, end, start_row, end_row, whole in units:
-        if packed and open_whole and whole and (end - packed[-1][0]) // 4 <= budget:
+        if packed and open_whole and whole and byte_tokens(end - packed[-1][0]) <= budget:
             packed[-1] = (packed[-1][0], end, packed[-1][2], end_row)
             continue
         packed.append((start, end, start_row, end_row))

@@ -16,6 +16,7 @@ from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.chunking.languages import language_for_path
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.chunking.scanner import Skip, read_source, scan
+from codeqa_lsp.chunking.secret_rules import secret_name_rule
 from codeqa_lsp.cli import UsageError, print_json
 from codeqa_lsp.config import Settings
 
@@ -68,6 +69,9 @@ def _chunked(
         return
     root = target.resolve().parent
     name = target.resolve().name
+    if secret_name_rule(name) is not None:  # named explicitly or not, a key file stays unread
+        skipped["secret-name"] += 1
+        return
     yield from _read_and_chunk(root, name, settings, skipped, display=target.as_posix())
 
 

@@ -120,8 +120,9 @@ def _filters(path: str | None, language: str | None) -> SearchFilters | None:
 
 # -- folder selection ------------------------------------------------------------------------------
 
-def pick_workspace(ls: CodeQAServer, path_glob: str | None) -> tuple[Path, Workspace, str | None]:
+async def pick_workspace(ls: CodeQAServer, path_glob: str | None) -> tuple[Path, Workspace, str | None]:
     """The folder an ask goes to: the one named by the glob's first segment, else the first."""
+    await ls.folders.wait_open()
     ready = ls.folders.ready()
     if not ready:
         raise RequestFailed("no workspace folder is open (or its index could not be opened)")
@@ -134,11 +135,12 @@ def pick_workspace(ls: CodeQAServer, path_glob: str | None) -> tuple[Path, Works
     return folder.root, workspace, path_glob
 
 
-def workspace_for_uri(ls: CodeQAServer, command: str, uri: str) -> tuple[Path, Workspace, Path]:
+async def workspace_for_uri(ls: CodeQAServer, command: str, uri: str) -> tuple[Path, Workspace, Path]:
     found = ls.folders.folder_for_uri(uri)
     if found is None:
         raise _bad(command, f"'uri' {uri!r} is not a file in an open workspace folder")
     folder, path = found
+    await ls.folders.wait_open([folder])
     if folder.workspace is None:
         raise RequestFailed(f"the index of {folder.name} is not open yet")
     return folder.root, folder.workspace, path
@@ -225,7 +227,7 @@ async def ask(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     path = get_str(ASK, obj, "path")
     language = get_str(ASK, obj, "language")
     request_id = _request_id(ASK, obj)
-    root, workspace, glob = pick_workspace(ls, path)
+    root, workspace, glob = await pick_workspace(ls, path)
     filters = _filters(glob, language)
     result, _ = await stream_answer(
         ls, root, lambda cancel: workspace.ask_stream(question, filters=filters, cancel=cancel), request_id
@@ -238,7 +240,7 @@ async def _explain(ls: CodeQAServer, command: str, obj: dict[str, Any]) -> tuple
     assert uri is not None
     position = get_position(command, obj)
     request_id = _request_id(command, obj)
-    root, workspace, path = workspace_for_uri(ls, command, uri)
+    root, workspace, path = await workspace_for_uri(ls, command, uri)
     text = document_text(ls, uri)
     if text is None:
         raise RequestFailed(f"{uri} is not a readable text file")

@@ -69,6 +69,8 @@ class Folder:
     in_flight: int = 0
     drain_scheduled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Set (on the event loop) once the first open of the index succeeded or failed.
+    opened: asyncio.Event = field(default_factory=asyncio.Event)
 
     def relpath(self, path: Path) -> str | None:
         try:
@@ -101,6 +103,22 @@ class FolderManager:
             ):
                 best = folder
         return best
+
+    async def wait_open(self, folders: list[Folder] | None = None) -> None:
+        """Wait until one of `folders` (default: all) has opened its index, or failed to.
+
+        A question asked while the editor is still starting should wait the second the index
+        takes to open, not fail with "no workspace folder".
+        """
+        pending = [f for f in (folders if folders is not None else self.folders)]
+        if not pending or any(f.workspace is not None or f.opened.is_set() for f in pending):
+            return
+        waiters = [asyncio.ensure_future(f.opened.wait()) for f in pending]
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
 
     def folder_for_uri(self, uri: str) -> tuple[Folder, Path] | None:
         path = uri_to_path(uri)
@@ -199,6 +217,7 @@ class FolderManager:
             folder.error = str(exc)
             end_message = f"Indexing failed: {exc}"
             ls.warn(f"codeqa: indexing {folder.name} failed: {exc}")
+            folder.opened.set()  # wake waiters: they report the error instead of waiting
         finally:
             folder.indexing = False
             if token is not None:
@@ -246,11 +265,13 @@ class FolderManager:
             return current
         if current is not None:
             folder.workspace = None
+            self.server.call_soon(folder.opened.clear)  # asks wait for the re-opened index
             current.close()
         started = time.monotonic()
         with _OPEN_LOCK:
             folder.workspace = Workspace(folder.root, settings)
         logger.info("opened the index of %s in %.2f s", folder.root, time.monotonic() - started)
+        self.server.call_soon(folder.opened.set)
         folder.error = None
         return folder.workspace
 
@@ -328,18 +349,43 @@ class FolderManager:
                 except Exception:
                     logger.exception("cannot open the index of %s; %d updates dropped", folder.root, len(batch))
                     continue
+            reconcile = False
             for rel, action in batch.items():
                 try:
-                    if action == "remove" or not (folder.root / rel).exists():
-                        report = workspace.remove_file(rel)
-                    else:
-                        report = workspace.update_file(rel)
-                    logger.debug("%s %s: %s", action, rel, report)
+                    reconcile |= self._apply(workspace, folder.root / rel, rel, action)
                 except Exception:
                     logger.exception("applying %s of %s failed", action, rel)
                 finally:
                     with folder.lock:
                         folder.in_flight -= 1
+            if reconcile:
+                self._reconcile(folder, workspace)
+
+    @staticmethod
+    def _apply(workspace: Workspace, path: Path, rel: str, action: Action) -> bool:
+        """(writer thread) One file's change; True when a directory changed as a whole.
+
+        A `git checkout` or a deleted folder may arrive as one event for a directory; the
+        files under it are then found by a warm index run (a scan: only changes processed).
+        """
+        if path.is_dir():
+            return True
+        if action == "remove" or not path.exists():
+            report = workspace.remove_file(rel)
+            logger.debug("remove %s: %s", rel, report)
+            return report.chunks_removed == 0  # maybe a directory that held indexed files
+        logger.debug("update %s: %s", rel, workspace.update_file(rel))
+        return False
+
+    @staticmethod
+    def _reconcile(folder: Folder, workspace: Workspace) -> None:
+        try:
+            cancel = folder.cancel if folder.cancel is not None and not folder.cancel.is_set() else None
+            report = workspace.index(cancel=cancel)
+            logger.info("reconciled %s after a directory change: %d files changed, %d removed",
+                        folder.root, report.files_changed, report.files_removed)
+        except Exception:
+            logger.exception("reconciling %s failed", folder.root)
 
     # -- status ---------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

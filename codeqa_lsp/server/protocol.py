@@ -26,13 +26,14 @@ import contextvars
 import logging
 import threading
 from collections.abc import Generator, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
 from cattrs import Converter
 from cattrs.errors import ClassValidationError
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 logger = logging.getLogger(__name__)
@@ -216,6 +217,21 @@ class RobustProtocol(LanguageServerProtocol):
             logger.warning("Malformed response to request %r: %s", message.get("id"), exc)
             return
         super().handle_message(structured)
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        """Expected errors (bad arguments, cancellation) are answered without a traceback.
+
+        pygls logs every error response as an exception; a user's typo or a cancelled
+        answer is not a server bug and must not bury real ones in the log.
+        """
+        if not future.cancelled():
+            exc = future.exception()
+            if isinstance(exc, JsonRpcException):
+                self._request_futures.pop(msg_id, None)
+                logger.info("request %r failed: %s", msg_id, exc)
+                self.send_error(msg_id, exc.code, exc.message, exc.data)
+                return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     # -- sending ------------------------------------------------------------------------------
     def send_error(self, msg_id: Any, code: int, message: str, data: Any = None) -> None:

@@ -25,6 +25,7 @@ def assert_well_formed(chunks: list[Chunk], text: str) -> None:
         assert 0 <= chunk.start_byte <= chunk.end_byte <= size, chunk
         assert 0 <= chunk.part < chunk.parts
     assert [c.start_line for c in chunks] == sorted(c.start_line for c in chunks)
+    assert len({c.id for c in chunks}) == len(chunks)  # the index keys chunks by id
 
 
 def by_symbol(chunks: list[Chunk]) -> dict[str, list[Chunk]]:
@@ -225,3 +226,42 @@ def test_markdown_front_matter_and_link_headings() -> None:
     chunks = chunk_source("CHANGELOG.md", text)
     assert [c.symbol for c in chunks] == ["v2.0 (2025)"]
     assert chunks[0].start_line == 1  # the front matter is kept as text, not a heading
+
+
+def test_tsx_components_and_language_detection() -> None:
+    text = (
+        "import React from 'react';\n\n"
+        "/** A greeting. */\n"
+        "export const Hello = ({ name }: Props) => {\n"
+        "  return <div className=\"hi\">Hello {name}</div>;\n"
+        "};\n\n"
+        "export function App() {\n  return <Hello name=\"x\" />;\n}\n"
+    )
+    got = [(c.symbol, c.kind, c.start_line, c.end_line, c.language) for c in chunk_source("ui/App.tsx", text)]
+    assert got == [
+        ("<module>", "module", 1, 1, "tsx"),
+        ("Hello", "function", 3, 6, "tsx"),
+        ("App", "function", 8, 10, "tsx"),
+    ]
+
+
+def test_language_for_path() -> None:
+    from codeqa_lsp.chunking.languages import language_for_path
+
+    cases = {
+        "src/a.py": "python", "lib/x.mjs": "javascript", "a/b.ts": "typescript",
+        "a/B.tsx": "tsx", "main.go": "go", "lib.rs": "rust", "A.java": "java", "x.c": "c",
+        "x.h": "cpp", "x.cc": "cpp", "Rakefile": "ruby", "a.rb": "ruby", "P.cs": "csharp",
+        "i.php": "php", "run.sh": "bash", "README.md": "markdown", "index.rst": "rst",
+        "notes.txt": "text", "LICENSE": "text", "Main.kt": "kotlin", "DIR\\win.PY": "python",
+        "image.png": None, ".bashrc": None, "Makefile": "make", "data.bin": None,
+    }
+    assert {path: language_for_path(path) for path in cases} == cases
+
+
+def test_identical_definitions_keep_unique_ids() -> None:
+    text = "if fast:\n    def f():\n        return 1\nelse:\n    def f():\n        return 1\n"
+    chunks = chunk_source("twice.py", text)
+    functions = [(c.symbol, c.start_line) for c in chunks if c.kind == "function"]
+    assert functions == [("f", 2)]
+    assert len({c.id for c in chunks}) == len(chunks)

@@ -21,7 +21,9 @@ def test_json_lines_for_a_file(capsys: pytest.CaptureFixture[str]) -> None:
         "path": str(FIXTURES / "sample.go"), "symbol": "Cart", "kind": "class",
         "language": "go", "start_line": 5, "end_line": 8,
     }
-    assert [r["symbol"] for r in rows] == ["<module>", "Cart", "Cart.Total", "Store.Name", "New", "Reader"]
+    assert [r["symbol"] for r in rows] == [
+        "<module>", "Cart", "Cart.Total", "Store.Name", "New", "Reader", "Pair", "Namer",
+    ]
 
 
 def test_folder_is_walked_with_the_scanner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,3 +53,14 @@ def test_bad_path_is_a_usage_error() -> None:
     assert result.returncode == 2
     assert result.stderr.strip() == "codeqa: no such file or directory: /no/such/path"
     assert result.stdout == ""
+
+
+def test_explicit_secret_files_are_not_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    key = tmp_path / "id_rsa"
+    key.write_text("not really a key\n")
+    leaky = tmp_path / "config.py"
+    leaky.write_text('TOKEN = "ghp_' + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + '"\n')
+    assert main(["chunks", "--json", str(key), str(leaky)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "skipped: secret-content 1, secret-name 1" in captured.err

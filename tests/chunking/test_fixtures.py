@@ -84,12 +84,14 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("Shapes.area", "function", 59, 61),
     ],
     "sample.go": [
-        ("<module>", "module", 1, 3),
+        ("<module>", "module", 1, 31),
         ("Cart", "class", 5, 8),
         ("Cart.Total", "method", 10, 17),
         ("Store.Name", "method", 19, 19),
         ("New", "function", 21, 25),
         ("Reader", "class", 27, 29),
+        ("Pair", "class", 32, 33),
+        ("Namer", "class", 34, 34),
     ],
     "sample.rs": [
         ("<module>", "module", 1, 29),

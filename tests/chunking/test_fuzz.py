@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeqa_lsp.chunking.chunker import chunk_source
+from codeqa_lsp.chunking.chunker import MIN_TOKENS, chunk_source
 from codeqa_lsp.chunking.languages import supported_grammars
+from codeqa_lsp.chunking.model import estimate_tokens
 from codeqa_lsp.chunking.scanner import Skip, read_source
 from codeqa_lsp.config import Settings
 from tests.chunking.test_chunker import assert_well_formed
@@ -61,6 +62,10 @@ def test_truncated_real_files_never_raise(name: str, cut: float, budget: int) ->
     text = full[: int(len(full) * cut)]
     chunks = chunk_source(f"src/{name}", text, max_tokens=budget)
     assert_well_formed(chunks, text)
+    effective = max(budget, MIN_TOKENS)
+    for chunk in chunks:  # a skeleton line may carry one long signature over the budget
+        slack = 80 if chunk.kind == "class" else 0
+        assert estimate_tokens(chunk.text) <= effective + slack, (chunk.symbol, chunk.part)
     # Every line with a word on it is still in some chunk: nothing a syntax error hides is
     # lost (lines of bare punctuation, like a closing brace, may be dropped).
     covered: set[int] = set()

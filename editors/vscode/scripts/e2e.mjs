@@ -178,6 +178,13 @@ function startFakeModel(apiKey) {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, requests, port: server.address().port })));
 }
 
+/** A "server" that fails the way `python3 -m codeqa_lsp` does without the package. */
+function writeCrashingServer() {
+  const file = path.join(tmp, "crashing-server");
+  fs.writeFileSync(file, "#!/bin/sh\necho \"/usr/bin/python3: No module named codeqa_lsp\" >&2\nexit 1\n", { mode: 0o755 });
+  return file;
+}
+
 function readReport(file) {
   try {
     return JSON.parse(fs.readFileSync(file, "utf8"));
@@ -356,11 +363,21 @@ function assertReport(report, workspace, model) {
   );
 
   const failure = report.cannotStart ?? {};
-  const note = (failure.notifications ?? []).find((n) => n.kind === "cannot-start");
+  const missing = failure.missing ?? {};
+  const missingNote = (missing.notifications ?? []).find((n) => n.kind === "cannot-start");
   check(
-    "a bad codeqa.server.path gives the cannot-start notification",
-    Boolean(note) && note.message.includes("`/nonexistent/codeqa-e2e/codeqa-lsp` was not found") && failure.running === false && failure.statusBarPhase === "failed",
-    JSON.stringify(failure),
+    "a codeqa.server.path that does not exist gives one clear cannot-start notification",
+    (missing.notifications ?? []).length === 1 && Boolean(missingNote) && missingNote.message.includes("`/nonexistent/codeqa-e2e/codeqa-lsp` was not found") &&
+      missing.running === false && missing.statusBarPhase === "failed",
+    JSON.stringify(missing),
+  );
+  const crashing = failure.crashing ?? {};
+  check(
+    "a server that dies while starting gives one notification and no restart loop",
+    (crashing.notifications ?? []).length === 1 &&
+      (crashing.notifications?.[0]?.message ?? "").includes("it exited while starting: /usr/bin/python3: No module named codeqa_lsp") &&
+      crashing.running === false && crashing.statusBarPhase === "failed" && crashing.starts === 1,
+    JSON.stringify(crashing),
   );
 }
 
@@ -397,6 +414,7 @@ async function main() {
     explain: { path: "shop/payments.py", line: 15, character: 8 },
     selection: { path: "shop/cart.py", startLine: 30, endLine: 38 },
     injection: "What HTML does the not found page render?",
+    crashingServer: writeCrashingServer(),
     llm: { baseUrl: `http://127.0.0.1:${fakeModel.port}/v1`, apiKey, model: "fake-e2e-model", question: "How are discount codes applied?" },
   };
   startGroup(

@@ -25,6 +25,8 @@ interface Scenario {
   readonly selection: { readonly path: string; readonly startLine: number; readonly endLine: number };
   /** A loopback OpenAI-compatible server the harness runs: the streamed-model scenario. */
   readonly llm: { readonly baseUrl: string; readonly apiKey: string; readonly model: string; readonly question: string };
+  /** An executable that exits with an error at once (a server that cannot start). */
+  readonly crashingServer: string;
   /** A question whose answer quotes HTML/script from the fixture (must be shown, never run). */
   readonly injection: string;
 }
@@ -76,7 +78,7 @@ export async function runE2e(outFile: string, api: CodeQaApi, secrets: vscode.Se
     await waitFor(() => fs.existsSync(outFile + ".screenshot-done"), 60_000, "the harness's screenshot").catch((e) =>
       report.errors.push(String(e)),
     );
-    await step("cannotStart", () => cannotStartStep(api));
+    await step("cannotStart", () => cannotStartStep(api, scenario.crashingServer));
   } catch (error) {
     report.errors.push(error instanceof Error ? error.stack ?? error.message : String(error));
   }
@@ -249,21 +251,28 @@ async function llmStep(api: CodeQaApi, secrets: vscode.SecretStorage, llm: Scena
   };
 }
 
-async function cannotStartStep(api: CodeQaApi): Promise<unknown> {
+async function cannotStartStep(api: CodeQaApi, crashingServer: string): Promise<unknown> {
   const config = vscode.workspace.getConfiguration("codeqa");
   const original = config.inspect<string>("server.path")?.workspaceValue;
-  const before = api.notifier.shown.length;
-  const bogus = "/nonexistent/codeqa-e2e/codeqa-lsp";
-  await config.update("server.path", bogus, vscode.ConfigurationTarget.Workspace);
-  try {
-    await waitFor(() => api.notifier.shown.length > before, 30_000, "the cannot-start notification");
+  const observe = async (serverPath: string): Promise<unknown> => {
+    const before = api.notifier.shown.length;
+    const startsBefore = api.server.starts;
+    await config.update("server.path", serverPath, vscode.ConfigurationTarget.Workspace);
+    await waitFor(() => api.notifier.shown.length > before, 30_000, `the notification for ${serverPath}`);
+    await sleep(3000); // any restart loop or duplicate notification would show up here
     return {
       notifications: api.notifier.shown.slice(before),
+      starts: api.server.starts - startsBefore,
       statusBarText: api.statusBar.text,
       statusBarPhase: api.statusBar.phase,
       running: api.server.isRunning,
       lastStartError: api.server.lastStartError,
     };
+  };
+  try {
+    // A path that does not exist, then a server that dies while starting (like `python3 -m
+    // codeqa_lsp` without the package installed).
+    return { missing: await observe("/nonexistent/codeqa-e2e/codeqa-lsp"), crashing: await observe(crashingServer) };
   } finally {
     await config.update("server.path", original, vscode.ConfigurationTarget.Workspace);
   }

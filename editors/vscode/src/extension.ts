@@ -9,6 +9,7 @@ import { AnswerPanel } from "./answerPanel";
 import { Commands } from "./commands";
 import { runE2e } from "./e2e";
 import { Notifier } from "./notifier";
+import { recordingChannel } from "./outputTail";
 import { ServerCommands, type IndexStatus } from "./protocol";
 import { CodeQaServer } from "./server";
 import { requiresRestart } from "./settings";
@@ -27,6 +28,7 @@ let server: CodeQaServer | undefined;
 
 export function activate(context: vscode.ExtensionContext): CodeQaApi {
   const output = vscode.window.createOutputChannel("CodeQA");
+  const recording = recordingChannel(output);
   const notifier = new Notifier(output);
   const panel = new AnswerPanel(context.extensionUri);
   const statusBar = new StatusBar(async () =>
@@ -34,7 +36,7 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
   );
   server = new CodeQaServer(
     context,
-    output,
+    recording,
     {
       onStateChange: (phase, detail) => statusBar.serverState(phase, detail),
       onProgress: (value) => statusBar.progress(value),

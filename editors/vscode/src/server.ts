@@ -38,6 +38,7 @@ import {
   type WireSettings,
 } from "./settings";
 import type { Notifier } from "./notifier";
+import type { RecordingChannel } from "./outputTail";
 
 export type ProgressValue = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
 
@@ -74,10 +75,14 @@ export class CodeQaServer implements vscode.Disposable {
   readonly serverMessages: Array<{ type: number; message: string }> = [];
   /** The server registered for didChangeConfiguration: the client feature pushes changes then. */
   private configurationRegistered = false;
+  /** True once the current client completed `initialize`: only then do crashes restart it. */
+  private initialized = false;
+  /** Why the last `initialize` failed, when it did. */
+  private initializeError: string | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
-    private readonly output: vscode.OutputChannel,
+    private readonly output: RecordingChannel,
     private readonly events: ServerEvents,
     private readonly notifier: Notifier,
   ) {}
@@ -114,7 +119,7 @@ export class CodeQaServer implements vscode.Disposable {
       if (client.state !== State.Stopped) await client.stop(5000);
       await client.dispose();
     } catch (error) {
-      this.output.appendLine(`[codeqa] stopping the server failed: ${String(error)}`);
+      this.output.channel.appendLine(`[codeqa] stopping the server failed: ${String(error)}`);
     }
   }
 
@@ -184,7 +189,7 @@ export class CodeQaServer implements vscode.Disposable {
     const command = await this.resolveCommand();
     this.command = command;
     this.lastStartError = undefined;
-    this.output.appendLine(`[codeqa] starting ${describeCommand(command)} (from ${command.source})`);
+    this.output.channel.appendLine(`[codeqa] starting ${describeCommand(command)} (from ${command.source})`);
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const serverOptions: ServerOptions = {
       command: command.command,
@@ -196,29 +201,40 @@ export class CodeQaServer implements vscode.Disposable {
     client.onNotification(Notifications.answer, (result: AnswerResult) => this.events.onAnswer(result));
     client.onNotification(ShowMessageNotification.type, (params) => this.showServerMessage(params.type, params.message));
     this.configurationRegistered = false;
+    this.initialized = false;
+    this.initializeError = undefined;
     this.client = client;
+    let failure: string | undefined;
     try {
       await client.start();
+      // With initializationFailedHandler returning false, start() can resolve on a failed start.
+      if (client.state !== State.Running) failure = this.initializeError ?? "the server exited while starting";
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      failure = error instanceof Error ? error.message : String(error);
+    }
+    if (failure !== undefined) {
+      const message = failure;
       this.client = undefined;
       void client.dispose().catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // let the last stderr lines arrive
       this.cannotStart(command, message);
       return false;
     }
+    this.initialized = true;
     this.events.onStateChange("running");
     const info = client.initializeResult?.serverInfo;
-    this.output.appendLine(`[codeqa] server running: ${info?.name ?? "?"} ${info?.version ?? ""}`);
+    this.output.channel.appendLine(`[codeqa] server running: ${info?.name ?? "?"} ${info?.version ?? ""}`);
     return true;
   }
 
   private clientOptions(): LanguageClientOptions {
     return {
       documentSelector: [{ scheme: "file" }],
-      outputChannel: this.output,
+      outputChannel: this.output.channel,
       initializationOptions: () => initializationOptions(this.wire),
       initializationFailedHandler: (error) => {
-        this.output.appendLine(`[codeqa] initialize failed: ${String(error)}`);
+        this.initializeError = error instanceof Error ? error.message : String(error);
+        this.output.channel.appendLine(`[codeqa] initialize failed: ${this.initializeError}`);
         return false;
       },
       errorHandler: {
@@ -251,10 +267,12 @@ export class CodeQaServer implements vscode.Disposable {
   }
 
   private onClosed(): { action: CloseAction; handled: boolean } {
+    // Died before answering `initialize`: start() fails and reports it; restarting would loop.
+    if (!this.initialized) return { action: CloseAction.DoNotRestart, handled: true };
     const now = Date.now();
     this.crashes = [...this.crashes.filter((t) => now - t < RESTART_WINDOW_MS), now];
     if (this.crashes.length <= MAX_RESTARTS) {
-      this.output.appendLine(`[codeqa] the server exited; restarting (${this.crashes.length}/${MAX_RESTARTS})`);
+      this.output.channel.appendLine(`[codeqa] the server exited; restarting (${this.crashes.length}/${MAX_RESTARTS})`);
       this.events.onStateChange("starting");
       return { action: CloseAction.Restart, handled: true };
     }
@@ -269,9 +287,9 @@ export class CodeQaServer implements vscode.Disposable {
 
   private cannotStart(command: ServerCommand, message: string): void {
     this.lastStartError = message;
-    this.output.appendLine(`[codeqa] cannot start ${describeCommand(command)}: ${message}`);
+    this.output.channel.appendLine(`[codeqa] cannot start ${describeCommand(command)}: ${message}`);
     this.events.onStateChange("failed", "cannot start");
-    this.notifier.error(cannotStartMessage(command, message), "cannot-start");
+    this.notifier.error(cannotStartMessage(command, message, this.output.recent()), "cannot-start");
   }
 
   private async readSettings(): Promise<WireSettings> {

@@ -138,16 +138,34 @@ export function describeCommand(command: ServerCommand): string {
 /**
  * The "cannot start" notification text: what was run, why it failed in plain words, and what to
  * do about it. The launcher's raw error ("Launching server using command X failed. Error: spawn X
- * ENOENT") is reduced to its cause; the full text goes to the log.
+ * ENOENT", or "Pending response rejected since connection got disposed" when the process died
+ * during `initialize`) is reduced to its cause, with the server's last error output line when
+ * it died (e.g. "No module named codeqa_lsp"); the full text goes to the log.
  */
-export function cannotStartMessage(command: ServerCommand, rawError: string): string {
+export function cannotStartMessage(command: ServerCommand, rawError: string, serverOutput: readonly string[] = []): string {
   const described = describeCommand(command);
   let cause = rawError.split("\n")[0].replace(/\.$/, "");
   if (/ENOENT/.test(rawError)) cause = `\`${command.command}\` was not found`;
   else if (/EACCES/.test(rawError)) cause = `\`${command.command}\` is not executable`;
+  else if (/connection got disposed|connection (got )?closed|exited|EPIPE|ECONNRESET/i.test(rawError)) {
+    const last = lastServerErrorLine(serverOutput);
+    cause = last ? `it exited while starting: ${last.replace(/\.$/, "")}` : "it exited while starting";
+  }
   const hint =
     command.source === "setting"
       ? "Check the `codeqa.server.path` setting."
       : "Install the server (`pip install codeqa-lsp`) or set `codeqa.server.path`.";
   return `CodeQA: cannot start the language server (${described}): ${cause}. ${hint}`;
+}
+
+/**
+ * The last line the server itself wrote (its stderr shares the output channel with the client's
+ * own log lines, which start with `[`), clipped for a notification.
+ */
+export function lastServerErrorLine(lines: readonly string[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i].trim();
+    if (line && !line.startsWith("[")) return line.length > 200 ? line.slice(0, 197) + "..." : line;
+  }
+  return undefined;
 }

@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import {
   SERVER_SETTING_KEYS,
   cannotStartMessage,
+  lastServerErrorLine,
   configurationItem,
   describeCommand,
   findOnPath,
@@ -123,6 +124,22 @@ describe("cannot-start message", () => {
       cannotStartMessage(command, "Launching server using command /nope/codeqa-lsp failed. Error: spawn /nope/codeqa-lsp ENOENT"),
       "CodeQA: cannot start the language server (/nope/codeqa-lsp): `/nope/codeqa-lsp` was not found. Check the `codeqa.server.path` setting.",
     );
+  });
+  it("quotes the server's last error line when it died during initialize", () => {
+    const command = { command: "python3", args: ["-m", "codeqa_lsp"], source: "python3" as const };
+    const output = ["[codeqa] starting python3 -m codeqa_lsp (from python3)", "/usr/bin/python3: No module named codeqa_lsp", "[Error - 10:00:00] Server process exited with code 1."];
+    assert.equal(
+      cannotStartMessage(command, "Pending response rejected since connection got disposed", output),
+      "CodeQA: cannot start the language server (python3 -m codeqa_lsp): it exited while starting: /usr/bin/python3: No module named codeqa_lsp. Install the server (`pip install codeqa-lsp`) or set `codeqa.server.path`.",
+    );
+    assert.match(cannotStartMessage(command, "Pending response rejected since connection got disposed"), /: it exited while starting\. Install/);
+    // Died before the client could even write `initialize`.
+    assert.match(cannotStartMessage(command, "write EPIPE", output), /it exited while starting: \/usr\/bin\/python3: No module named codeqa_lsp\./);
+  });
+  it("picks the server's own last line, skipping client log lines and clipping long ones", () => {
+    assert.equal(lastServerErrorLine(["Traceback (most recent call last):", "ValueError: bad", "[Error] exited", "  "]), "ValueError: bad");
+    assert.equal(lastServerErrorLine(["[Info] only client lines"]), undefined);
+    assert.equal(lastServerErrorLine(["x".repeat(300)])?.length, 200);
   });
   it("suggests installing when the command was discovered, and keeps other errors' first line", () => {
     const command = { command: "python3", args: ["-m", "codeqa_lsp"], source: "python3" as const };

@@ -1,0 +1,59 @@
+"""Path priors and the confidence verdict, on hand-built chunks."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.retrieval.floor import dense_floor, judge
+from codeqa_lsp.retrieval.priors import QueryPriors, path_kind
+
+
+def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f") -> Chunk:
+    return Chunk(path=path, symbol=symbol, kind="function", language="python", start_line=1,
+                 end_line=2, start_byte=0, end_byte=len(text), text=text)
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("src/requests/sessions.py", "source"),
+        ("tests/test_requests.py", "test"),
+        ("pkg/foo_test.go", "test"),
+        ("src/app.spec.ts", "test"),
+        ("lib/__tests__/router.js", "test"),
+        ("History.md", "changelog"),
+        ("CHANGES.rst", "changelog"),
+        ("docs/api.rst", "doc"),
+        ("examples/basic/app.py", "example"),
+        ("src/testing_utils_helper.py", "source"),
+    ],
+)
+def test_path_kinds(path: str, kind: str) -> None:
+    assert path_kind(path) == kind
+
+
+def test_query_asking_for_tests_turns_the_test_prior_off() -> None:
+    test_chunk = _chunk("tests/test_api.py")
+    assert QueryPriors("how are redirects followed").factor(test_chunk) < 1.0
+    assert QueryPriors("which test covers redirects").factor(test_chunk) == 1.0
+    assert QueryPriors("how are redirects followed").factor(_chunk("src/api.py")) == 1.0
+
+
+def test_floor_override_and_defaults() -> None:
+    assert dense_floor("local") > dense_floor("hash") > 0
+    assert dense_floor("local", min_score=0.1) == 0.1
+    assert dense_floor("some-new-embedder") > 0
+
+
+def test_verdicts() -> None:
+    code = _chunk("src/retry.py", "def retry_with_backoff(call):\n    sleep(exponential delay)\n")
+    assert judge("anything", None, 0.9, 0.4).confident
+    assert judge("where is it", None, None, 0.4, exact_symbol=True).confident
+    lexical = judge("retry with exponential backoff", code, 0.1, 0.4)
+    assert lexical.confident
+    weak = judge("chocolate cake recipe", code, 0.1, 0.4)
+    assert not weak.confident
+    assert "0.10 is below the floor 0.40" in weak.reason and "0 of 3" in weak.reason
+    nothing = judge("chocolate cake recipe", None, None, 0.4)
+    assert not nothing.confident and "no embeddings yet" in nothing.reason
