@@ -336,6 +336,8 @@ def _cosqa(cosqa: Doc | None) -> list[str]:
 def speed_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[str]:
     speed, peers = docs.get("speed"), docs.get("peers")
     lines = ["## Speed and memory", "", machine_line(speed), ""]
+    if speed and speed.get("complete") is False:
+        lines += ["_This run stopped before its last stages; what it measured is shown._", ""]
     if not speed:
         lines += [f"_{NOT_RUN}_", ""]
     lines += ["### Full index, clean cache: click-8.1.7/src", "",

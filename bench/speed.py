@@ -341,7 +341,9 @@ def measure_soak(files: int = 50_000) -> dict[str, Any]:
                          work, cwd=REPO_ROOT)
 
 
-def run(quick: bool, large_local: bool) -> dict[str, Any]:
+def run(quick: bool, large_local: bool, soak: bool = True) -> dict[str, Any]:
+    """All measurements in order; the result file is rewritten after each stage (marked
+    `"complete": false`), so a run stopped half-way still reports what it measured."""
     started = time.perf_counter()
     embedders = ("hash",) if quick else ("hash", "local")
     doc: dict[str, Any] = {
@@ -351,28 +353,37 @@ def run(quick: bool, large_local: bool) -> dict[str, Any]:
     }
     doc["click_src"] = measure_click_src(embedders, repeats=1 if quick else 2,
                                          with_vectorcode=not quick)
+    _checkpoint(doc, quick)
     root_click = WORK_DIR / "trees" / "click-src"
     update_embedder = embedders[-1]
     print(f"[speed] didSave · {update_embedder}", file=sys.stderr, flush=True)
     doc["did_save"] = child("update", root=str(root_click),
                             index_dir=str(WORK_DIR / f"click-{update_embedder}-0" / "index"),
                             embedder=update_embedder, edits=3 if quick else 5)
+    _checkpoint(doc, quick)
     large = None
     if not quick:
         large = measure_large(("hash", "local") if large_local else ("hash",))
         if not large_local:
             large["runs"]["local"] = {"not_run": _local_estimate(doc, large)}
         doc["large"] = large
+        _checkpoint(doc, quick)
     click_local = WORK_DIR / "click-local-0" / "index" if "local" in embedders else None
     doc["latency"] = measure_scale(large, click_local, root_click if click_local else None,
                                    doc["query_embedder"], 40 if quick else 100,
                                    (1_000,) if quick else SCALE_POINTS)
-    if not quick:
+    _checkpoint(doc, quick)
+    if soak and not quick:
         doc["soak_50k"] = measure_soak()
     doc["targets"] = {"index_wall_vs_vectorcode": "<= 1/3", "index_rss_vs_vectorcode": "<= 1/2",
                       "warm_embedded": 0, "did_save_embedded": 1, "p95_ms_at_100k": 30}
     doc["seconds"] = round(time.perf_counter() - started, 1)
+    doc["complete"] = True
     return doc
+
+
+def _checkpoint(doc: dict[str, Any], quick: bool) -> None:
+    write_result("speed", {**doc, "complete": False}, quick)
 
 
 def _local_estimate(doc: dict[str, Any], large: dict[str, Any]) -> str:
@@ -390,6 +401,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="codeqa-lsp speed and memory benchmark")
     parser.add_argument("--quick", action="store_true", help="hash only, no large tree, no VectorCode")
     parser.add_argument("--large-local", action="store_true", help="also index the large tree with MiniLM (hours)")
+    parser.add_argument("--no-soak", action="store_true", help="skip the 50,000-file soak")
     parser.add_argument("--child", nargs=2, metavar=("TASK", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -399,7 +411,7 @@ def main(argv: list[str]) -> int:
         return 0
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     WORK_DIR.mkdir(parents=True, exist_ok=True)
-    doc = run(args.quick, args.large_local)
+    doc = run(args.quick, args.large_local, soak=not args.no_soak)
     path = write_result("speed", doc, args.quick)
     print(f"wrote {path} in {doc['seconds']} s")
     return 0

@@ -35,6 +35,20 @@ _CODE = re.compile(r"(```[\s\S]*?(?:```|\Z)|~~~[\s\S]*?(?:~~~|\Z)|`[^`\n]+`)")
 _MARKER = re.compile(r"(?P<space>[ \t]*)(?<![\w)])\[(?P<body>\s*\d+(?:\s*[,;\-–]\s*\d+)*\s*)\](?!\()")
 _MENTION = re.compile(
     r"(?<![\w/.\-])(?P<path>(?:[\w.\-]+/)*[\w.\-]+\.[A-Za-z0-9]+):(?P<start>\d+)(?:-(?P<end>\d+))?\b")
+# Links the model wrote itself (`[1](file:///etc/passwd)`, `<command:...>`, `[x]: file:...`)
+# would render exactly like verified citations: only plain web links keep their target.
+_FOREIGN_LINK = re.compile(
+    r"!?\[(?P<label>[^\]\n]*)\]\((?!https?://)[^)\n]*\)"
+    r"|<(?P<auto>(?!https?://)[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\s]*)>"
+    r"|^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*<?(?!https?://)\S+.*$", re.MULTILINE)
+
+
+def _unlink(match: re.Match[str]) -> str:
+    """The link's text (a `[1](...)` stays a marker, to be verified), an autolink as code."""
+    label, auto = match.group("label"), match.group("auto")
+    if label is not None:
+        return f"[{label}]" if _MARKER.fullmatch(f"[{label}]") else label
+    return f"`{auto}`" if auto is not None else ""
 
 
 @dataclass
@@ -177,7 +191,7 @@ def verify(
                 fixed = fix_mention(mention, "".join(pieces[index + 1:index + 2]))
                 out.append(piece + fixed[len(mention.group(0)):])
             continue
-        prose = _MARKER.sub(fix_marker, piece)
+        prose = _MARKER.sub(fix_marker, _FOREIGN_LINK.sub(_unlink, piece) if check_mentions else piece)
 
         def mention_in_prose(match: re.Match[str], source: str = prose) -> str:
             return fix_mention(match, source[match.end():])

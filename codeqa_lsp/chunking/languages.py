@@ -14,6 +14,7 @@ to prepend another language's patterns (TypeScript extends JavaScript).
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -118,8 +119,10 @@ def _query_source(stem: str) -> str:
     return source
 
 
+logger = logging.getLogger(__name__)
 _grammar_lock = threading.Lock()
 _grammars: dict[str, Grammar] = {}
+_grammars_missing: set[str] = set()  # tried once and failed: not retried per file
 
 
 def grammar(language: str) -> Grammar | None:
@@ -129,7 +132,7 @@ def grammar(language: str) -> Grammar | None:
     chunker falls back to structure chunks instead of failing the file.
     """
     found = _grammars.get(language)
-    if found is not None or language not in _GRAMMARS:
+    if found is not None or language not in _GRAMMARS or language in _grammars_missing:
         return found
     with _grammar_lock:
         if language in _grammars:
@@ -138,7 +141,10 @@ def grammar(language: str) -> Grammar | None:
         try:
             lang = Language(getattr(importlib.import_module(module_name), func)())
             built = Grammar(language, lang, Query(lang, _query_source(stem)))
-        except (ImportError, AttributeError, OSError, ValueError):
+        except Exception as exc:  # a missing wheel or a bad query: structure chunks instead
+            logger.warning("no tree-sitter grammar for %s (%s: %s); using structure chunks",
+                           language, type(exc).__name__, exc)
+            _grammars_missing.add(language)
             return None
         _grammars[language] = built
         return built

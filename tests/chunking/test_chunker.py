@@ -19,11 +19,17 @@ def lsp_line_count(text: str) -> int:
 
 def assert_well_formed(chunks: list[Chunk], text: str) -> None:
     total = lsp_line_count(text)
-    size = len(text.encode("utf-8", "replace"))
+    data = text.encode("utf-8", "replace")
     for chunk in chunks:
         assert 1 <= chunk.start_line <= chunk.end_line <= total, chunk
-        assert 0 <= chunk.start_byte <= chunk.end_byte <= size, chunk
+        assert 0 <= chunk.start_byte <= chunk.end_byte <= len(data), chunk
         assert 0 <= chunk.part < chunk.parts
+        if chunk.kind in ("function", "method", "section"):  # exact source, not rewritten
+            # A lone CR is a line break (as in LSP), read as LF: same length, same offsets.
+            source = re.sub(rb"\r(?!\n)", b"\n", data)
+            exact = source[chunk.start_byte : chunk.end_byte].decode("utf-8", "replace")
+            assert chunk.text.rstrip("\n") == exact.rstrip("\n"), chunk
+            assert source.count(b"\n", 0, chunk.start_byte) + 1 == chunk.start_line, chunk
     assert [c.start_line for c in chunks] == sorted(c.start_line for c in chunks)
     assert len({c.id for c in chunks}) == len(chunks)  # the index keys chunks by id
 
@@ -265,3 +271,13 @@ def test_identical_definitions_keep_unique_ids() -> None:
     functions = [(c.symbol, c.start_line) for c in chunks if c.kind == "function"]
     assert functions == [("f", 2)]
     assert len({c.id for c in chunks}) == len(chunks)
+
+
+def test_every_grammar_and_query_loads() -> None:
+    from codeqa_lsp.chunking.languages import grammar, parser_for, supported_grammars
+
+    for language in supported_grammars():
+        loaded = grammar(language)
+        assert loaded is not None, language
+        assert loaded.query.pattern_count > 0
+        assert parser_for(language) is parser_for(language)  # one parser per thread, reused

@@ -101,9 +101,12 @@ async function waitFor(what, condition, timeoutMs) {
 
 /** Captures a PNG of the page over the DevTools protocol (Node 20: --experimental-websocket). */
 async function screenshot(debugPort, file) {
-  const targets = await (await fetch(`http://127.0.0.1:${debugPort}/json/list`)).json();
-  const page = targets.find((t) => t.type === "page");
-  if (!page) throw new Error("no page target in Chromium");
+  // The DevTools HTTP endpoint sometimes answers "Not found." for a moment: retry briefly.
+  const page = await waitFor(
+    "a page target in Chromium's DevTools",
+    async () => ((await (await fetch(`http://127.0.0.1:${debugPort}/json/list`)).json()) ?? []).find((t) => t.type === "page"),
+    15_000,
+  );
   const socket = new WebSocket(page.webSocketDebuggerUrl);
   await new Promise((resolve, reject) => {
     socket.onopen = resolve;

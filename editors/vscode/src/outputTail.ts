@@ -1,34 +1,34 @@
 /**
- * The output channel the language client writes to (its own log lines and the server's stderr),
- * remembering the last lines so a "cannot start" notification can say *why* the server died
- * (e.g. "No module named codeqa_lsp") instead of "connection got disposed".
+ * The output channel the language client writes to, remembering the end of the server's stderr
+ * so a "cannot start" notification can say *why* the server died ("No module named
+ * codeqa_lsp") instead of "connection got disposed". vscode-languageclient forwards the
+ * server's stderr with `append` (in arbitrary chunks) and writes its own log with `appendLine`,
+ * so only `append` is recorded.
  */
 
 import type * as vscode from "vscode";
 
 export interface RecordingChannel {
   readonly channel: vscode.OutputChannel;
-  /** The most recent non-blank lines, oldest first. */
+  /** The last non-blank lines of the server's stderr, oldest first. */
   recent(): string[];
 }
 
-export function recordingChannel(inner: vscode.OutputChannel, keep = 40): RecordingChannel {
-  const lines: string[] = [];
-  const record = (text: string): void => {
-    for (const line of text.split(/\r?\n/)) if (line.trim()) lines.push(line);
-    if (lines.length > keep) lines.splice(0, lines.length - keep);
-  };
+const KEEP_CHARS = 4096;
+
+export function recordingChannel(inner: vscode.OutputChannel): RecordingChannel {
+  let tail = "";
   const channel = new Proxy(inner, {
     get(target, property, receiver) {
-      if (property === "append" || property === "appendLine") {
+      if (property === "append") {
         return (value: string) => {
-          record(value);
-          target[property](value);
+          tail = (tail + value).slice(-KEEP_CHARS);
+          target.append(value);
         };
       }
       const value: unknown = Reflect.get(target, property, receiver);
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  return { channel, recent: () => [...lines] };
+  return { channel, recent: () => tail.split(/\r?\n/).filter((line) => line.trim()) };
 }

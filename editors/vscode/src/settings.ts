@@ -159,8 +159,8 @@ export function cannotStartMessage(command: ServerCommand, rawError: string, ser
 }
 
 /**
- * The last line the server itself wrote (its stderr shares the output channel with the client's
- * own log lines, which start with `[`), clipped for a notification.
+ * The last line the server wrote to stderr, clipped for a notification. Lines starting with `[`
+ * are log records of the client, not the server's own words, and are skipped.
  */
 export function lastServerErrorLine(lines: readonly string[]): string | undefined {
   for (let i = lines.length - 1; i >= 0; i--) {
