@@ -21,7 +21,7 @@ from typing import Any
 
 from codeqa_lsp.answering.model import Answer
 from codeqa_lsp.cli import UsageError, existing_dir, print_json
-from codeqa_lsp.cli.index_cmds import _errors, _progress_printer, _settings
+from codeqa_lsp.cli.common import engine_errors, progress_printer, settings_from_args
 from codeqa_lsp.config import PROVIDERS
 from codeqa_lsp.retrieval.model import SearchFilters
 
@@ -62,8 +62,8 @@ def _workspace(args: argparse.Namespace) -> Any:
                                  ("base_url", args.base_url)) if v}
     if args.base_url and not args.provider:
         changes["provider"] = "openai"  # a base URL only means something to an OpenAI-compatible server
-    workspace = Workspace(args.root, _settings(args).replace(**changes))
-    workspace.index(progress=_progress_printer(sys.stderr.isatty() and not args.json))
+    workspace = Workspace(args.root, settings_from_args(args).replace(**changes))
+    workspace.index(progress=progress_printer(sys.stderr.isatty() and not args.json))
     if sys.stderr.isatty() and not args.json:
         sys.stderr.write("\r" + " " * 100 + "\r")
     return workspace
@@ -73,7 +73,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UsageError("the question is empty")
     filters = SearchFilters(languages=tuple(args.lang), path_globs=tuple(args.path))
-    with _errors():
+    with engine_errors():
         workspace = _workspace(args)
         try:
             if args.show_context:
@@ -95,7 +95,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise UsageError(f"no such file: {path_text}")
     if not absolute.resolve().is_relative_to(args.root):
         raise UsageError(f"{path_text} is outside the workspace {args.root}")
-    with _errors():
+    with engine_errors():
         workspace = _workspace(args)
         try:
             answer = _render(workspace.explain_stream(absolute, int(line_text), use_cache=not args.no_cache),

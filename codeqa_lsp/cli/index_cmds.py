@@ -11,21 +11,24 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from codeqa_lsp.cli import CommandError, UsageError, existing_dir, print_json
-from codeqa_lsp.config import EMBEDDERS, Settings
-from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus
+from codeqa_lsp.cli import UsageError, existing_dir, print_json
+from codeqa_lsp.cli.common import (
+    add_engine_options,
+    engine_errors,
+    progress_printer,
+    settings_from_args,
+)
+from codeqa_lsp.index.model import IndexReport, IndexStatus
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("index", help="index a workspace (only what changed)")
     p.add_argument("root", type=existing_dir, metavar="ROOT")
-    _common(p)
+    add_engine_options(p)
     p.set_defaults(func=cmd_index)
 
     p = subparsers.add_parser("search", help="hybrid search over an indexed workspace")
@@ -37,26 +40,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--path", action="append", default=[], metavar="GLOB", help="path glob filter (repeatable)")
     p.add_argument("--kind", action="append", default=[], metavar="KIND", help="function|method|class|module|section")
     p.add_argument("--show-scores", action="store_true", help="show fused and per-arm ranks and scores")
-    _common(p)
+    add_engine_options(p)
     p.set_defaults(func=cmd_search)
 
     p = subparsers.add_parser("list", help="list indexed chunks")
     p.add_argument("--root", type=existing_dir, required=True)
     p.add_argument("--file", metavar="F", help="only chunks of this workspace-relative file")
     p.add_argument("--lang", metavar="L", help="only chunks in this language")
-    _common(p)
+    add_engine_options(p)
     p.set_defaults(func=cmd_list)
 
     p = subparsers.add_parser("stats", help="show what the index holds")
     p.add_argument("--root", type=existing_dir, required=True)
-    _common(p)
+    add_engine_options(p)
     p.set_defaults(func=cmd_stats)
-
-
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--embedder", choices=EMBEDDERS, default=None)
-    p.add_argument("--index-dir", metavar="DIR", default=None)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _positive_int(value: str) -> int:
@@ -69,58 +66,15 @@ def _positive_int(value: str) -> int:
     return number
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    changes: dict[str, Any] = {}
-    if args.embedder:
-        changes["embedder"] = args.embedder
-    if args.index_dir:
-        changes["index_dir"] = str(Path(args.index_dir).expanduser().resolve())
-    return Settings().replace(**changes)
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """Engine failures become one-line errors (exit 1), never tracebacks."""
-    from codeqa_lsp.index.embedders import EmbedderError
-
-    try:
-        yield
-    except EmbedderError as exc:
-        raise CommandError(str(exc)) from None
-    except OSError as exc:
-        raise CommandError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")) from None
-
-
 def _indexer(args: argparse.Namespace) -> Any:
     from codeqa_lsp.index.indexer import Indexer
 
-    return Indexer(args.root, _settings(args))
-
-
-# -- progress -------------------------------------------------------------------------------
-
-def _progress_printer(enabled: bool) -> Callable[[IndexProgress], None] | None:
-    if not enabled:
-        return None
-    last = [0.0]
-
-    def show(p: IndexProgress) -> None:
-        now = time.monotonic()
-        if now - last[0] < 0.1 and p.done != p.total:
-            return
-        last[0] = now
-        width = 30
-        filled = width * p.percentage // 100
-        label = f"{p.phase:5} [{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}"
-        sys.stderr.write("\r" + label[:100].ljust(100))
-        sys.stderr.flush()
-
-    return show
+    return Indexer(args.root, settings_from_args(args))
 
 
 def _run_index(indexer: Any, args: argparse.Namespace) -> IndexReport:
     tty = sys.stderr.isatty() and not args.json
-    report: IndexReport = indexer.index(progress=_progress_printer(tty))
+    report: IndexReport = indexer.index(progress=progress_printer(tty))
     if tty:
         sys.stderr.write("\r" + " " * 100 + "\r")
     return report
@@ -129,7 +83,7 @@ def _run_index(indexer: Any, args: argparse.Namespace) -> IndexReport:
 # -- index ----------------------------------------------------------------------------------
 
 def cmd_index(args: argparse.Namespace) -> int:
-    with _errors():
+    with engine_errors():
         indexer = _indexer(args)
         try:
             report = _run_index(indexer, args)
@@ -193,8 +147,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     filters = SearchFilters(languages=tuple(args.lang), path_globs=tuple(args.path), kinds=tuple(args.kind))
     from codeqa_lsp.engine import Workspace
 
-    with _errors():
-        workspace = Workspace(args.root, _settings(args))
+    with engine_errors():
+        workspace = Workspace(args.root, settings_from_args(args))
         try:
             _run_index(workspace.indexer, args)
             for item in questions:
@@ -275,7 +229,7 @@ def _rank(rank: int | None) -> str:
 # -- list and stats -------------------------------------------------------------------------
 
 def cmd_list(args: argparse.Namespace) -> int:
-    with _errors():
+    with engine_errors():
         indexer = _indexer(args)
         try:
             if not indexer.status().files:
@@ -295,7 +249,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    with _errors():
+    with engine_errors():
         indexer = _indexer(args)
         try:
             status = indexer.status()

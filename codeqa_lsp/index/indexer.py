@@ -256,14 +256,14 @@ class Indexer:
         self, conn: sqlite3.Connection, rel_path: str, text: str | None
     ) -> tuple[UpdateReport, list[Chunk], list[int]]:
         from codeqa_lsp.chunking.chunker import chunk_source
-        from codeqa_lsp.chunking.scanner import Skip, read_source
+        from codeqa_lsp.chunking.scanner import Skip, content_skip_reason, read_source
 
         # The path rules (ignore files, excludes, secret file names) apply to single-file
         # updates too: a save of `.env` must not sneak past the scanner's checks.
         reason = "outside-root" if _escapes_root(rel_path) else self._filter.skip_reason(rel_path)
         size, mtime, sha = 0, -1.0, ""
         if reason is None and text is not None:
-            reason = _buffer_skip_reason(text, self.settings)
+            reason = content_skip_reason(text, self.settings)
             data = text.encode("utf-8", "surrogatepass")
             # mtime -1: an unsaved buffer; the next `index()` re-reads the disk version.
             size, sha = len(data), hashlib.sha256(data).hexdigest()
@@ -422,17 +422,6 @@ class Indexer:
 def _escapes_root(rel_path: str) -> bool:
     path = PurePosixPath(rel_path.replace("\\", "/"))
     return path.is_absolute() or ".." in path.parts or not path.parts
-
-
-def _buffer_skip_reason(text: str, settings: Settings) -> str | None:
-    """The scanner's content rules for text that did not come from disk (unsaved buffers)."""
-    from codeqa_lsp.chunking.secret_rules import secret_content_rule
-
-    if "\x00" in text:
-        return "binary"
-    if len(text) > settings.max_file_bytes:
-        return "too-large"
-    return "secret-content" if secret_content_rule(text) else None
 
 
 def _json_counter(counter: Counter[str]) -> str:

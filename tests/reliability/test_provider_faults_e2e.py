@@ -30,13 +30,14 @@ FAULTS: list[tuple[str, Behaviour, str]] = [
      "lost before the answer was complete"),
     ("slow-loris", SlowLoris(seconds=120), f"timed out after {TIMEOUT:g}s"),
 ]
-# Distinct questions (a healthy answer is cached), each clearly about the fixture's code.
+# Distinct questions (a healthy answer is cached), each confidently retrieved with the hash
+# embedder (a low-confidence question never reaches the model).
 QUESTIONS = [
     ("how are settings loaded from the config file?", "which port is used when the config names none?"),
-    ("how does the session retry failed sends?", "how does the LRU cache evict old entries?"),
-    ("how does LRUCache get mark a key as recently used?", "what does the Session constructor read?"),
-    ("where is the default number of retries set?", "how does LRUCache put insert a value?"),
-    ("how does Session send count attempts?", "what does default_port return?"),
+    ("how does Session send retry a payload?", "how does the LRU cache evict old entries?"),
+    ("how does LRUCache get mark a key as recently used?", "what does Session __init__ load?"),
+    ("how does load_settings parse the JSON config file?", "how does LRUCache put insert a value?"),
+    ("how does Session _try decide success?", "what does default_port return?"),
 ]
 
 
