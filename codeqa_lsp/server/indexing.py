@@ -69,8 +69,6 @@ class Folder:
     in_flight: int = 0
     drain_scheduled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
-    # Set (on the event loop) once the first open of the index succeeded or failed.
-    opened: asyncio.Event = field(default_factory=asyncio.Event)
 
     def relpath(self, path: Path) -> str | None:
         try:
@@ -104,21 +102,20 @@ class FolderManager:
                 best = folder
         return best
 
-    async def wait_open(self, folders: list[Folder] | None = None) -> None:
-        """Wait until one of `folders` (default: all) has opened its index, or failed to.
+    async def wait_open(self, folders: list[Folder] | None = None, timeout: float = 120.0) -> None:
+        """Wait until one of `folders` (default: all) has an open index, or failed to open it.
 
-        A question asked while the editor is still starting should wait the second the index
-        takes to open, not fail with "no workspace folder".
+        A question asked while the editor is still starting, or while a settings change
+        re-opens the index, should wait the second the index takes to open, not fail with
+        "no workspace folder". It polls the folder state, which the writer thread sets.
         """
-        pending = [f for f in (folders if folders is not None else self.folders)]
-        if not pending or any(f.workspace is not None or f.opened.is_set() for f in pending):
-            return
-        waiters = [asyncio.ensure_future(f.opened.wait()) for f in pending]
-        try:
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waiters:
-                waiter.cancel()
+        pending = list(folders if folders is not None else self.folders)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while pending and loop.time() < deadline:
+            if any(f.workspace is not None or f.error is not None for f in pending):
+                return
+            await asyncio.sleep(0.05)
 
     def folder_for_uri(self, uri: str) -> tuple[Folder, Path] | None:
         path = uri_to_path(uri)
@@ -217,7 +214,6 @@ class FolderManager:
             folder.error = str(exc)
             end_message = f"Indexing failed: {exc}"
             ls.warn(f"codeqa: indexing {folder.name} failed: {exc}")
-            folder.opened.set()  # wake waiters: they report the error instead of waiting
         finally:
             folder.indexing = False
             if token is not None:
@@ -265,14 +261,12 @@ class FolderManager:
             return current
         if current is not None:
             folder.workspace = None
-            self.server.call_soon(folder.opened.clear)  # asks wait for the re-opened index
             current.close()
+        folder.error = None  # waiters now wait for this open, not an earlier failure
         started = time.monotonic()
         with _OPEN_LOCK:
             folder.workspace = Workspace(folder.root, settings)
         logger.info("opened the index of %s in %.2f s", folder.root, time.monotonic() - started)
-        self.server.call_soon(folder.opened.set)
-        folder.error = None
         return folder.workspace
 
     def _run_index(self, folder: Folder, force: bool, progress: Any, cancel: threading.Event) -> IndexReport:
