@@ -6,13 +6,17 @@ translates positions, URIs and progress into protocol types.
 
 Thread-safety: every public method may be called from any thread. Indexing runs in the
 caller's worker thread while searches and hovers keep being served from others; the
-`Indexer` and its store are responsible for their own locking.
+`Indexer` and its store are responsible for their own locking. Reads hold a lease, so
+`close()` (a settings change re-opens the index while questions are in flight) waits for
+the calls already running instead of pulling the index from under them.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from codeqa_lsp.answering.model import Answer
@@ -22,6 +26,75 @@ from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, Upda
 from codeqa_lsp.retrieval.model import SearchFilters, SearchResponse
 
 ProgressCallback = Callable[[IndexProgress], None]
+logger = logging.getLogger(__name__)
+
+
+class _Leases:
+    """Counts read calls (and answer streams) in flight, so `close()` can wait for them."""
+
+    def __init__(self) -> None:
+        self._idle = threading.Condition()
+        self._count = 0
+
+    def acquire(self) -> None:
+        with self._idle:
+            self._count += 1
+
+    def release(self) -> None:
+        with self._idle:
+            self._count -= 1
+            if self._count == 0:
+                self._idle.notify_all()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._count == 0, timeout)
+
+
+class _LeasedStream:
+    """An answer stream that holds a lease from creation until it ends or is closed.
+
+    A plain generator would take the lease only at its first `next()`, leaving a window in
+    which the index could close between creating the stream and consuming it.
+    """
+
+    def __init__(self, inner: Iterator[str | Answer], leases: _Leases) -> None:
+        leases.acquire()
+        self._inner = inner
+        self._leases: _Leases | None = leases
+
+    def __iter__(self) -> _LeasedStream:
+        return self
+
+    def __next__(self) -> str | Answer:
+        try:
+            return next(self._inner)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Stop the stream (a provider request in flight is abandoned) and release the lease."""
+        leases, self._leases = self._leases, None
+        if leases is None:
+            return
+        try:
+            close = getattr(self._inner, "close", None)
+            if close is not None:
+                close()
+        finally:
+            leases.release()
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class Workspace:
@@ -38,6 +111,7 @@ class Workspace:
         self.searcher = HybridSearcher(self.indexer, self.settings)
         self.answerer = Answerer(self, self.settings)
         self._closed = threading.Event()
+        self._leases = _Leases()
 
     # -- paths ---------------------------------------------------------------------------
     def relpath(self, path: str | Path) -> str:
@@ -69,24 +143,29 @@ class Workspace:
         return self.indexer.remove_file(self.relpath(path))
 
     def status(self) -> IndexStatus:
-        return self.indexer.status()
+        with self._leases.held():
+            return self.indexer.status()
 
     # -- reading -------------------------------------------------------------------------
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
-        return self.indexer.chunks(path=path, language=language)
+        with self._leases.held():
+            return self.indexer.chunks(path=path, language=language)
 
     def definitions(self, name: str) -> list[Chunk]:
         """Indexed definitions whose symbol is `name` or ends with `.name`."""
-        return self.indexer.definitions(name)
+        with self._leases.held():
+            return self.indexer.definitions(name)
 
     def chunk_text(self, path: str | Path, text: str) -> list[Chunk]:
         """Chunk unsaved buffer text without touching the index (code lens, explain)."""
-        return self.indexer.chunk_text(self.relpath(path), text)
+        with self._leases.held():
+            return self.indexer.chunk_text(self.relpath(path), text)
 
     def search(
         self, query: str, top_k: int | None = None, filters: SearchFilters | None = None
     ) -> SearchResponse:
-        return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters)
+        with self._leases.held():
+            return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters)
 
     # -- answering -----------------------------------------------------------------------
     def ask_stream(
@@ -98,7 +177,10 @@ class Workspace:
         Setting `cancel` (from any thread) stops a provider request at once, even one
         blocked on a silent server; see `codeqa_lsp.answering.ask` for the stream contract.
         """
-        return self.answerer.ask_stream(question, filters=filters, use_cache=use_cache, cancel=cancel)
+        return _LeasedStream(
+            self.answerer.ask_stream(question, filters=filters, use_cache=use_cache, cancel=cancel),
+            self._leases,
+        )
 
     def ask(self, question: str, filters: SearchFilters | None = None, use_cache: bool = True) -> Answer:
         return _final(self.ask_stream(question, filters, use_cache))
@@ -108,21 +190,30 @@ class Workspace:
         cancel: threading.Event | None = None,
     ) -> Iterator[str | Answer]:
         """Explain the definition enclosing 1-based `line` (in `text` if given, else on disk)."""
-        return self.answerer.explain_stream(
-            self.relpath(path), line, text=text, use_cache=use_cache, cancel=cancel)
+        return _LeasedStream(
+            self.answerer.explain_stream(
+                self.relpath(path), line, text=text, use_cache=use_cache, cancel=cancel),
+            self._leases,
+        )
 
     def explain(self, path: str | Path, line: int, text: str | None = None) -> Answer:
         return _final(self.explain_stream(path, line, text))
 
     def cached_explanation(self, path: str | Path, line: int, text: str | None = None) -> Answer | None:
         """The explanation if one is cached for the current code; never calls a model."""
-        return self.answerer.cached_explanation(self.relpath(path), line, text=text)
+        with self._leases.held():
+            return self.answerer.cached_explanation(self.relpath(path), line, text=text)
 
-    def close(self) -> None:
-        if not self._closed.is_set():
-            self._closed.set()
-            self.answerer.close()
-            self.indexer.close()
+    def close(self, wait: float | None = None) -> None:
+        """Persist and close, after the reads and answer streams in flight have finished
+        (at most `wait` seconds; default: the provider timeout plus a margin)."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        if not self._leases.wait_idle(self.settings.request_timeout + 5 if wait is None else wait):
+            logger.warning("closing the index of %s with calls still in flight", self.root)
+        self.answerer.close()
+        self.indexer.close()
 
 
 def _final(stream: Iterator[str | Answer]) -> Answer:

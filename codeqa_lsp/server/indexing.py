@@ -259,14 +259,17 @@ class FolderManager:
         current = folder.workspace
         if current is not None and current.settings == settings:
             return current
-        if current is not None:
-            folder.workspace = None
-            current.close()
         folder.error = None  # waiters now wait for this open, not an earlier failure
         started = time.monotonic()
         with _OPEN_LOCK:
+            # Open the new one before retiring the old: questions keep being answered
+            # (with the old settings) until the swap, and the old index closes only once
+            # the calls it is serving have finished (Workspace.close waits for them), in a
+            # thread of its own so this re-index does not wait for a slow answer.
             folder.workspace = Workspace(folder.root, settings)
         logger.info("opened the index of %s in %.2f s", folder.root, time.monotonic() - started)
+        if current is not None:
+            threading.Thread(target=current.close, name="codeqa-close-old-index", daemon=True).start()
         return folder.workspace
 
     def _run_index(self, folder: Folder, force: bool, progress: Any, cancel: threading.Event) -> IndexReport:
