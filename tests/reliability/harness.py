@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,11 +67,14 @@ async def guarded(awaitable: Any) -> Any:
     return await asyncio.wait_for(awaitable, GUARD)
 
 
-async def start_server(stderr_path: Path, log_path: Path | None, log_level: str) -> RawClient:
+async def start_server(
+    stderr_path: Path, log_path: Path | None, log_level: str, prefix: Sequence[str] = ()
+) -> RawClient:
+    """`prefix` runs the server through another command (e.g. `setpriv` dropping capabilities)."""
     args = ["--log-level", log_level] + (["--log-file", str(log_path)] if log_path else [])
     with stderr_path.open("wb") as stderr:  # the child keeps its own descriptor
         proc = await asyncio.create_subprocess_exec(
-            *SERVER_CMD, *args,
+            *prefix, *SERVER_CMD, *args,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
             env=dict(os.environ), limit=64 * 1024 * 1024,
         )
@@ -81,7 +84,7 @@ async def start_server(stderr_path: Path, log_path: Path | None, log_level: str)
 @asynccontextmanager
 async def served(
     tmp_path: Path, root: Path, options: dict[str, Any], *, log_level: str = "info",
-    log_to_file: bool = False, wait_for_index: bool = True,
+    log_to_file: bool = False, wait_for_index: bool = True, prefix: Sequence[str] = (),
 ) -> AsyncIterator[Served]:
     """Start, initialize with `options` (plus a tmp `indexDir`) and wait for the first index.
 
@@ -90,7 +93,7 @@ async def served(
     """
     index_dir = tmp_path / "index"
     log_path = tmp_path / "server.log" if log_to_file else None
-    client = await start_server(tmp_path / "server.stderr", log_path, log_level)
+    client = await start_server(tmp_path / "server.stderr", log_path, log_level, prefix)
     session = Served(client, root.resolve(), index_dir, tmp_path / "server.stderr", log_path)
     try:
         response = await guarded(client.initialize(root, {"indexDir": str(index_dir), **options}))
@@ -135,5 +138,6 @@ def files_containing(directory: Path, needles: Iterable[str]) -> dict[str, list[
     return out
 
 
-def notifications(client: RawClient, method: str, where: Callable[[dict[str, Any]], bool] = lambda _p: True) -> list[dict[str, Any]]:
-    return [n["params"] for n in client.notifications if n["method"] == method and where(n["params"])]
+def notifications(client: RawClient, method: str) -> list[dict[str, Any]]:
+    """The params of every `method` notification the server has sent so far."""
+    return [n["params"] for n in client.notifications if n["method"] == method]
