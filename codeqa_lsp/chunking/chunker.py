@@ -106,7 +106,7 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     gram, parser = grammar(language), parser_for(language)
     assert gram is not None and parser is not None
     tree = parser.parse(lines.data)
-    defs = [d for d in find_definitions(gram, tree.root_node, lines.data, path) if d.is_chunk]
+    defs = [d for d in find_definitions(gram, tree.root_node, lines.data, path) if _own_chunk(d)]
     for definition in defs:  # once each: a class skeleton reuses its members' signatures
         if definition.body is None:  # most queries capture `@body`; the others look it up
             definition.body = _find_body(definition.node)
@@ -117,6 +117,23 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
         chunks.extend(builder.build())
     chunks.extend(_module_chunks(path, language, lines, defs, budget))
     return chunks
+
+
+# A function nested in more functions than this gets no chunk of its own: its text is already
+# inside its ancestors' chunks, and giving every level a chunk makes chunk text grow with the
+# square of the nesting depth (5,000 nested functions would store hundreds of megabytes).
+MAX_FUNCTION_NESTING = 3
+
+
+def _own_chunk(definition: Definition) -> bool:
+    if not definition.is_chunk:
+        return False
+    depth, parent = 0, definition.parent
+    while parent is not None and depth <= MAX_FUNCTION_NESTING:
+        if parent.kind in ("function", "method"):
+            depth += 1
+        parent = parent.parent
+    return depth <= MAX_FUNCTION_NESTING
 
 
 class _Builder:

@@ -153,12 +153,6 @@ async def test_unreadable_files_are_counted(tmp_path: Path) -> None:
 AMPLIFICATION_LIMIT = 20  # chunk text stored per byte of source, at most
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "nested definitions amplify quadratically: every function chunk repeats the text of all the "
-    "functions nested in it, so 400 nested JS functions (7.9 KB) store ~1.7 MB of chunk text "
-    "(~210x), and 5,000 (98 KB) would store ~250 MB and index for minutes; "
-    "codeqa_lsp/chunking/chunker.py needs to elide nested definitions' bodies (as it does "
-    "for class members) or cap the chunk bytes per file"))
 async def test_nested_definitions_do_not_amplify_the_index(tmp_path: Path) -> None:
     import sqlite3
 
