@@ -120,7 +120,7 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
             return Definition(node=node, kind=kind, name=raw, absolute=False,
                               body=body[0] if body else None)
     if "path" in captures:
-        name, absolute = _SPACE.sub("", _COMMENT.sub("", _text(captures["path"][0]))), True
+        name, absolute = _assigned_name(captures["path"][0]), True
     elif "receiver" in captures:
         receiver = _type_name(_text(captures["receiver"][0]))
         name, absolute = f"{receiver}.{_text(captures['name'][0])}", True
@@ -192,6 +192,29 @@ def _declarator_name(node: Node) -> str:
             current.named_children[0] if current.named_child_count else None
         )
     return ""
+
+
+def _assigned_name(left: Node) -> str:
+    """The name of an assigned function: the left-hand side as written, except in a chained
+    assignment (`res.set = res.header = function header() {}`), where the target whose last
+    component is the function's own name is the one its author meant (`res.header`; the
+    other targets are aliases). Without such a target, the outermost one."""
+    names = [left]
+    holder = left.parent
+    right = holder.child_by_field_name("right") if holder is not None else None
+    while right is not None and right.type == "assignment_expression":
+        inner = right.child_by_field_name("left")
+        if inner is not None:
+            names.append(inner)
+        right = right.child_by_field_name("right")
+    own = right.child_by_field_name("name") if right is not None and len(names) > 1 else None
+    cleaned = [_SPACE.sub("", _COMMENT.sub("", _text(n))) for n in names]
+    if own is not None:
+        wanted = _text(own)
+        for candidate in cleaned:
+            if candidate.rsplit(".", 1)[-1] == wanted:
+                return candidate
+    return cleaned[0]
 
 
 def _object_owner(member: Node, path: str) -> str | None:

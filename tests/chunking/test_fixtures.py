@@ -52,7 +52,7 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("app.handle", "method", 5, 13),
         ("Route.prototype.dispatch", "method", 15, 17),
         ("exports.compileTrust", "function", 19, 21),
-        ("res.set", "method", 23, 26),
+        ("res.header", "method", 23, 26),  # the target named like the function, not `res.set`
         ("helper", "function", 28, 30),
         ("createApplication", "function", 32, 35),
         ("createApplication.inner", "function", 33, 33),
@@ -60,6 +60,7 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("Router", "class", 41, 53),
         ("Router.path", "method", 42, 48),
         ("Router.route", "method", 50, 52),
+        ("exports.first", "function", 55, 57),  # anonymous: the outermost target
     ],
     "response.js": [
         ("<module>", "module", 1, 17),

@@ -16,7 +16,7 @@
   (assignment_expression
     left: (member_expression) @path
     right: (class body: (_) @body))) @definition.class
-; `res.set = res.header = function header() {}`: the outermost name.
+; `res.set = res.header = function header() {}`: named in Python (`_assigned_name`: `res.header`).
 (expression_statement
   (assignment_expression
     left: (member_expression) @path
