@@ -12,6 +12,24 @@ cosine completed for every BM25 candidate, see search.py):
          express); z-score and weighted RRF were 0.02-0.05 lower at every weight tried.
   hash:  minmax bm25 0.5 → 0.71/0.54, 0.6 → 0.72/0.55, 0.7 → 0.71/0.54, 0.8 → 0.71/0.55.
 
+Measured 2026-11-21 (second pass), local: a fixed BM25 weight cannot suit both kinds of
+query. The repository questions want BM25 near 0.4; on CoSQA (short web queries over
+small functions) any BM25 weight above ~0.15 drags nDCG@10 below the dense arm alone
+(0.4 → 0.541 against dense 0.599). The dense arm says which case it is in: its top cosine
+is high (CoSQA median 0.70) when the embedder has clearly recognised what is asked, and
+middling (questions median ~0.50) when it is guessing. `DenseConfidence` therefore lowers
+the BM25 weight as the top cosine rises: 0.45 at or below 0.45, 0.15 at or above 0.70.
+  local, hit@5 / MRR@10 on the 100 questions, CoSQA nDCG@10 (bench/quality.py):
+    fixed bm25 0.4                      0.76/0.58  CoSQA 0.541  (dense alone 0.596)
+    dense confidence, BM25 arm 100 deep 0.77/0.60  CoSQA 0.598  (search.py)
+  Tried and dropped (no gain on the questions, or a loss on CoSQA): weighting BM25 by its
+  top-score gap, by whether the query names identifiers, by how much of the query its top
+  hit contains, by the cosine of its top hits; gating BM25 by the candidate's cosine;
+  dividing BM25 by its max instead of min-max; min-max of the dense arm over its own list
+  only; a small RRF term mixed in; a dense arm 100 deep.
+The hashing embedder's cosines say little (its dense arm alone scores 0.168 on CoSQA), so
+it keeps a fixed weight.
+
 All methods work on ids and scores only (higher is better in every arm) and treat an arm
 with no results as absent, so the other arm's order passes through unchanged.
 """
@@ -20,11 +38,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 FusionMethod = Literal["rrf", "minmax", "zscore"]
 Ranked = Sequence[tuple[str, float]]  # (id, raw score), best first
+
+
+@dataclass(frozen=True)
+class DenseConfidence:
+    """BM25's weight by how sure the dense arm is: `bm25_high` while the dense arm's top
+    score is at or below `low`, `bm25_low` from `high` up, linear in between. The dense
+    arm's weight is the rest (1 - BM25's). Thresholds are in the embedder's cosine scale."""
+
+    low: float
+    high: float
+    bm25_high: float
+    bm25_low: float
+
+    def weights(self, top_dense: float) -> dict[str, float]:
+        span = self.high - self.low
+        share = 1.0 if span <= 0 else (top_dense - self.low) / span
+        share = min(1.0, max(0.0, share))
+        bm25 = self.bm25_high + (self.bm25_low - self.bm25_high) * share
+        return {"bm25": bm25, "dense": 1.0 - bm25}
 
 
 @dataclass(frozen=True)
@@ -41,9 +78,19 @@ class FusionConfig:
     method: FusionMethod = "minmax"
     weights: Mapping[str, float] = field(default_factory=lambda: {"bm25": 0.3, "dense": 0.7})
     rrf_k: int = 60
+    # When set, replaces `weights` per query from the dense arm's top score.
+    dense_confidence: DenseConfidence | None = None
 
     def weight(self, arm: str) -> float:
         return float(self.weights.get(arm, 1.0))
+
+    def for_query(self, arms: Mapping[str, Ranked]) -> FusionConfig:
+        """The config with this query's weights (itself when the weights are fixed)."""
+        dense = arms.get("dense")
+        if self.dense_confidence is None or not dense:
+            return self
+        top = max(score for _, score in dense)
+        return replace(self, weights=self.dense_confidence.weights(top), dense_confidence=None)
 
 
 DEFAULT_FUSION = FusionConfig()
@@ -53,7 +100,10 @@ DEFAULT_FUSION = FusionConfig()
 # on the evaluation sets (bench/quality.py; numbers in BENCHMARKS.md).
 FUSION_BY_EMBEDDER: dict[str, FusionConfig] = {
     "hash": FusionConfig(method="minmax", weights={"bm25": 0.6, "dense": 0.4}),
-    "local": FusionConfig(method="minmax", weights={"bm25": 0.4, "dense": 0.6}),
+    "local": FusionConfig(
+        method="minmax", weights={"bm25": 0.4, "dense": 0.6},
+        dense_confidence=DenseConfidence(low=0.45, high=0.70, bm25_high=0.45, bm25_low=0.15),
+    ),
 }
 
 
@@ -67,6 +117,7 @@ def fuse(arms: Mapping[str, Ranked], config: FusionConfig = DEFAULT_FUSION) -> l
     present = {name: ranked for name, ranked in arms.items() if ranked}
     if not present:
         return []
+    config = config.for_query(present)
     scores = _rrf(present, config) if config.method == "rrf" else _normalized(present, config)
     order = {doc: i for i, doc in enumerate(_first_seen(present))}
     return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))

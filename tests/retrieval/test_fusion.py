@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from codeqa_lsp.retrieval.fusion import DEFAULT_FUSION, FusionConfig, fuse
+from codeqa_lsp.retrieval.fusion import (
+    DEFAULT_FUSION,
+    DenseConfidence,
+    FusionConfig,
+    fuse,
+    fusion_for,
+)
+
+ADAPTIVE = FusionConfig(
+    method="minmax", weights={"bm25": 0.4, "dense": 0.6},
+    dense_confidence=DenseConfidence(low=0.45, high=0.70, bm25_high=0.6, bm25_low=0.1),
+)
 
 METHODS = [
     FusionConfig(method="rrf", weights={"bm25": 1.0, "dense": 1.0}),
     FusionConfig(method="minmax", weights={"bm25": 0.4, "dense": 0.6}),
     FusionConfig(method="zscore", weights={"bm25": 0.5, "dense": 0.5}),
     DEFAULT_FUSION,
+    ADAPTIVE,
+    fusion_for("local"),
 ]
 
 
@@ -45,3 +58,35 @@ def test_weights_decide_between_disagreeing_arms() -> None:
     bm25_heavy = FusionConfig(method="minmax", weights={"bm25": 0.8, "dense": 0.2})
     assert fuse(arms, dense_heavy)[0][0] == "sem"
     assert fuse(arms, bm25_heavy)[0][0] == "lex"
+
+
+def test_dense_confidence_weights_are_linear_between_the_thresholds() -> None:
+    rule = DenseConfidence(low=0.4, high=0.8, bm25_high=0.5, bm25_low=0.1)
+    assert rule.weights(0.2) == pytest.approx({"bm25": 0.5, "dense": 0.5})
+    assert rule.weights(0.6) == pytest.approx({"bm25": 0.3, "dense": 0.7})
+    assert rule.weights(0.95) == pytest.approx({"bm25": 0.1, "dense": 0.9})
+    # A degenerate band (low == high) is a step, not a division by zero.
+    step = DenseConfidence(low=0.5, high=0.5, bm25_high=0.5, bm25_low=0.1)
+    assert step.weights(0.49)["bm25"] == pytest.approx(0.1)
+
+
+def test_a_confident_dense_arm_outweighs_a_keyword_match() -> None:
+    """The same disagreement is settled by BM25 when the dense arm is guessing (top cosine
+    0.40) and by the dense arm when it has clearly recognised the query (top cosine 0.90)."""
+    def arms(top_cosine: float) -> dict[str, list[tuple[str, float]]]:
+        return {
+            "bm25": [("lex", 10.0), ("mid", 4.0), ("sem", 1.0)],
+            "dense": [("sem", top_cosine), ("mid", top_cosine - 0.05), ("lex", top_cosine - 0.15)],
+        }
+
+    assert fuse(arms(0.40), ADAPTIVE)[0][0] == "lex"
+    assert fuse(arms(0.90), ADAPTIVE)[0][0] == "sem"
+    # Fixed weights ignore the cosine's level: only its shape within the list counts.
+    fixed = FusionConfig(method="minmax", weights={"bm25": 0.6, "dense": 0.4})
+    assert fuse(arms(0.40), fixed)[0][0] == fuse(arms(0.90), fixed)[0][0] == "lex"
+
+
+def test_measured_configs_per_embedder() -> None:
+    assert fusion_for("local").dense_confidence is not None
+    assert fusion_for("hash").dense_confidence is None  # its cosines say little
+    assert fusion_for("some-remote-model") == DEFAULT_FUSION
