@@ -44,6 +44,11 @@ from codeqa_lsp.chunking.structure import (
 
 logger = logging.getLogger(__name__)
 
+# Bump when a change to the chunker alters chunk boundaries or symbol names: existing
+# indexes then re-chunk every file on their next run (unchanged chunks keep their ids, so
+# only what really changed is re-embedded). Unchanged files are otherwise never re-read.
+CHUNKER_VERSION = "2"
+
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a
 # citation of "the module code" does not span the whole file.

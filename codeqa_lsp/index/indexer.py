@@ -90,6 +90,7 @@ class Indexer:
             # Vectors from two models are never mixed: each embedder has its own vector file.
             self._note_rebuild(f"embedder changed from {previous} to {space}; re-embedding everything")
         self.store.set_meta("embedder", space)
+        self._check_chunking()
         self._index_lock = threading.Lock()
         self._save_lock = threading.Lock()
         self._save_timer: threading.Timer | None = None
@@ -188,6 +189,21 @@ class Indexer:
             report.seconds = time.monotonic() - started
             emit(IndexProgress("save", 1, 1, "done"))
             return report
+
+    def _check_chunking(self) -> None:
+        """A new chunker (or chunk budget) re-chunks every file on the next `index()`;
+        chunks from two chunkers are never mixed in one index."""
+        from codeqa_lsp.chunking.chunker import CHUNKER_VERSION
+
+        chunking = f"{CHUNKER_VERSION}|{self.settings.chunk_tokens}"
+        previous = self.store.get_meta("chunking")
+        if previous == chunking:
+            return
+        with self.store.transaction() as conn:
+            self.store.forget_file_states(conn)
+            self.store.set_meta("chunking", chunking, conn)
+        if previous is not None:
+            self._note_rebuild(f"chunking changed from {previous} to {chunking}; re-chunking every file")
 
     def _should_stop(self, cancel: threading.Event | None) -> bool:
         return self._stopping.is_set() or (cancel is not None and cancel.is_set())

@@ -215,6 +215,10 @@ class Store:
                 removed += 1
         return removed
 
+    def forget_file_states(self, conn: sqlite3.Connection) -> None:
+        """Make every file look changed, so the next index re-reads and re-chunks it."""
+        conn.execute("UPDATE files SET size = -1, sha256 = ''")
+
     def delete_file(self, conn: sqlite3.Connection, path: str) -> list[int]:
         """Drop a file and its chunks; returns the removed chunks' vector labels."""
         rows = conn.execute("SELECT rowid, label FROM chunks WHERE path = ?", (path,)).fetchall()

@@ -1,0 +1,50 @@
+"""An index built by an older chunker must not keep its chunks forever: unchanged files are
+never re-read on a warm start, so a chunker change has to be noticed explicitly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeqa_lsp.chunking import chunker
+from codeqa_lsp.config import Settings
+from codeqa_lsp.index.indexer import Indexer
+
+
+def _index(root: Path, settings: Settings) -> tuple[set[str], int, str | None]:
+    indexer = Indexer(root, settings)
+    try:
+        report = indexer.index()
+        return {c.symbol for c in indexer.chunks()}, report.embedded, report.rebuilt_reason
+    finally:
+        indexer.close()
+
+
+def test_a_new_chunker_version_re_chunks_unchanged_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
+    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
+    symbols, embedded, _ = _index(root, settings)
+    assert symbols == {"alpha", "beta"} and embedded == 2
+
+    # Same chunker: a warm start reads nothing and embeds nothing.
+    assert _index(root, settings)[1:] == (0, None)
+
+    # A chunker that names things differently, under a new version.
+    original = chunker.chunk_source
+
+    def renamed(path: str, text: str, **kwargs: object) -> list[chunker.Chunk]:
+        import dataclasses
+
+        return [dataclasses.replace(c, symbol=f"v3.{c.symbol}") for c in original(path, text, **kwargs)]  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chunker, "chunk_source", renamed)
+    monkeypatch.setattr(chunker, "CHUNKER_VERSION", "test-next")
+    symbols, embedded, reason = _index(root, settings)
+    assert symbols == {"v3.alpha", "v3.beta"}
+    assert embedded == 2  # new ids (the symbol is part of the id): embedded, old ones gone
+    assert reason is not None and "chunking changed" in reason
+    # ...and only once.
+    assert _index(root, settings)[1:] == (0, None)
