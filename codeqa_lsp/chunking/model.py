@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 ChunkKind = Literal["function", "method", "class", "module", "section"]
@@ -51,10 +51,18 @@ class Chunk:
     doc: str = ""
     part: int = 0  # index of this piece when a large definition is split
     parts: int = 1
+    # Derived from the fields above once, at construction (also by `dataclasses.replace`):
+    # a search reads each candidate's id several times, and hashing the text each time was
+    # a measurable share of a query.
+    _id: str = field(init=False, repr=False, compare=False, default="")
+
+    def __post_init__(self) -> None:
+        suffix = f"#{self.part}" if self.parts > 1 else ""
+        object.__setattr__(self, "_id", chunk_id(self.path, self.symbol + suffix, self.text))
 
     @property
     def id(self) -> str:
-        return chunk_id(self.path, self.symbol + (f"#{self.part}" if self.parts > 1 else ""), self.text)
+        return self._id
 
     @property
     def name(self) -> str:
