@@ -146,6 +146,19 @@ class Workspace:
         with self._leases.held():
             return self.indexer.status()
 
+    def coverage(self) -> float:
+        """Share of indexed chunks that have an embedding (cheap: no directory walk)."""
+        with self._leases.held():
+            return self.indexer.coverage()
+
+    def indexed_files(self) -> dict[str, tuple[int, float]]:
+        """Workspace-relative path → (size, mtime) of every indexed file, as last read.
+
+        Lets a front detect changed files with one directory walk and no file reads (the
+        MCP server's per-call freshness check) without reaching into the store."""
+        with self._leases.held():
+            return {path: (size, mtime) for path, (size, mtime, _sha) in self.indexer.store.files().items()}
+
     # -- reading -------------------------------------------------------------------------
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
         with self._leases.held():

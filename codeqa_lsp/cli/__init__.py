@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "codeqa_lsp.cli.index_cmds",
     "codeqa_lsp.cli.ask_cmds",
     "codeqa_lsp.cli.eval_cmd",
+    "codeqa_lsp.cli.mcp_cmd",
 )
 
 

@@ -1,0 +1,169 @@
+"""Keeping the shared on-disk index fresh for an MCP client, without ever blocking a call.
+
+Two mechanisms, both on the engine facade:
+
+- **Background index**: at start (and after a large change such as a branch switch) one
+  daemon thread runs `Workspace.index()`: chunks every changed file first (keyword search
+  covers the tree within seconds), then embeds (semantic search joins as `coverage` grows).
+  Calls keep being answered from whatever the index holds meanwhile; `state()` says so.
+- **Reconcile before each call**: when no background run is going, a call first walks the
+  tree (names, sizes and mtimes only; no file is read) and compares it with what the index
+  recorded. Up to `SYNC_CHANGE_LIMIT` changed or removed files are re-indexed in the call
+  itself, so an agent that edits a file and searches right after finds its edit; more than
+  that starts a background run instead.
+
+Why not a file watcher: it needs a new dependency (watchdog or watchfiles), one inotify
+watch per directory (the default per-user limit is often 8,192, exhausted by large trees
+with `node_modules`), and it still needs the walk at start-up to catch changes made while
+the server was down. The walk's cost is measured by `bench/bench_mcp_freshness.py`: on a
+3,000-file tree a no-change reconcile costs about as much as one search (see
+BENCHMARKS.md and the issue report for the numbers of the run).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from codeqa_lsp.chunking.ignore import WorkspaceFilter
+from codeqa_lsp.chunking.scanner import scan
+from codeqa_lsp.engine import Workspace
+from codeqa_lsp.index.embedders import EmbedderError
+from codeqa_lsp.index.model import IndexProgress, IndexReport
+
+log = logging.getLogger(__name__)
+
+# A change set this large (a branch switch, a code generator, `git pull`) is re-indexed in
+# the background rather than inside a call: at ~5-20 ms per file to chunk (more to embed
+# with MiniLM), 25 files keep a call's extra latency well under a second.
+SYNC_CHANGE_LIMIT = 25
+
+
+@dataclass(frozen=True)
+class Progress:
+    indexing: bool
+    phase: str
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class RefreshOutcome:
+    seconds: float
+    updated: int = 0
+    removed: int = 0
+    deferred: bool = False  # too many changes: handed to a background run
+    skipped: bool = False  # a background run is going: it will pick the changes up
+
+
+class IndexKeeper:
+    """Owns the background index thread and the per-call reconcile of one `Workspace`."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._lock = threading.Lock()  # guards the fields below
+        self._refresh_lock = threading.Lock()  # one reconcile at a time
+        self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._progress = Progress(False, "idle", 0, 0)
+        self._rerun = False
+        self.last_report: IndexReport | None = None
+        self.last_indexed: float | None = None
+        self.last_error: str | None = None
+        # Files the scanner lists but the indexer refuses on reading (secret content,
+        # binary, generated...): remembered by (size, mtime) so each call does not re-read them.
+        self._refused: dict[str, tuple[int, float]] = {}
+
+    # -- background runs -----------------------------------------------------------------
+    def start(self) -> None:
+        """Start a background index run, or ask the running one to go once more."""
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                self._rerun = True
+                return
+            self._progress = Progress(True, "starting", 0, 0)
+            self._thread = threading.Thread(target=self._run, name="codeqa-mcp-index", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._cancel.is_set():
+            try:
+                report = self.workspace.index(progress=self._on_progress, cancel=self._cancel)
+            except Exception as exc:  # the server keeps answering from what is indexed
+                log.exception("background index failed")
+                with self._lock:
+                    self.last_error = f"indexing failed: {type(exc).__name__}: {exc}"
+                    self._progress = Progress(False, "idle", 0, 0)
+                    self._thread = None
+                return
+            with self._lock:
+                self.last_report = report
+                self.last_indexed = time.time()
+                self.last_error = f"embeddings failed: {report.embed_error}" if report.embed_error else None
+                if self._rerun and not report.cancelled:
+                    self._rerun = False
+                    continue
+                self._progress = Progress(False, "idle", 0, 0)
+                self._thread = None
+                return
+
+    def _on_progress(self, progress: IndexProgress) -> None:
+        with self._lock:
+            self._progress = Progress(True, progress.phase, progress.done, progress.total)
+
+    def progress(self) -> Progress:
+        with self._lock:
+            return self._progress
+
+    def indexing(self) -> bool:
+        return self.progress().indexing
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the background run to end (tests, shutdown); True if it did."""
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def stop(self) -> None:
+        self._cancel.set()
+        self.wait(timeout=30)
+
+    # -- per-call reconcile --------------------------------------------------------------
+    def refresh(self) -> RefreshOutcome:
+        """Bring the index in line with the tree before a call; cheap when nothing changed."""
+        started = time.perf_counter()
+        if self.indexing():
+            return RefreshOutcome(time.perf_counter() - started, skipped=True)
+        with self._refresh_lock:
+            workspace = self.workspace
+            result = scan(workspace.root, workspace.settings, WorkspaceFilter(workspace.root, workspace.settings))
+            known = workspace.indexed_files()
+            seen: set[str] = set()
+            changed: list[str] = []
+            for f in result.files:
+                seen.add(f.rel_path)
+                state = (f.size, f.mtime)
+                if known.get(f.rel_path) != state and self._refused.get(f.rel_path) != state:
+                    changed.append(f.rel_path)
+            removed = sorted(known.keys() - seen)
+            self._refused = {p: s for p, s in self._refused.items() if p in seen}
+            if len(changed) + len(removed) > SYNC_CHANGE_LIMIT:
+                self.start()
+                return RefreshOutcome(time.perf_counter() - started, deferred=True)
+            sizes = {f.rel_path: (f.size, f.mtime) for f in result.files} if changed else {}
+            for path in removed:
+                workspace.remove_file(path)
+            for path in changed:
+                try:
+                    report = workspace.update_file(path)
+                except EmbedderError as exc:  # stored for keyword search; vectors come later
+                    self.last_error = f"embeddings failed: {exc}"
+                    continue
+                if report.skipped_reason:
+                    self._refused[path] = sizes[path]
+            return RefreshOutcome(time.perf_counter() - started, len(changed), len(removed))
