@@ -211,6 +211,8 @@ class Indexer:
     def _embed_missing(self, emit: ProgressCallback, cancel: threading.Event | None, report: IndexReport) -> int:
         """Embed every stored chunk that has no vector (new, or lost in a crash)."""
         missing = self.store.ids_missing_labels(self.vectors.live_labels())
+        if missing:  # say so before the first batch: it may take long (a model load, a slow API)
+            emit(IndexProgress("embed", 0, len(missing)))
         embedded = 0
         last_checkpoint = time.monotonic()
         for start in range(0, len(missing), EMBED_BATCH):

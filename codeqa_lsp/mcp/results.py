@@ -64,8 +64,8 @@ class IndexState(BaseModel):
 
     indexing: bool = Field(description="a background index run is in progress")
     phase: str = Field(description="idle | starting | scan | chunk | embed | save")
-    files_done: int = Field(description="files processed in the current phase")
-    files_total: int = Field(description="files to process in the current phase")
+    done: int = Field(description="items done in the current phase (files while reading, chunks while embedding)")
+    total: int = Field(description="items in the current phase")
     coverage: float = Field(description="share of indexed chunks that have an embedding (0..1)")
     search_mode: Literal["hybrid", "keyword"] = Field(
         description="hybrid = keyword + semantic; keyword = BM25 only (embeddings not ready)")

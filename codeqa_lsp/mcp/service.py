@@ -167,11 +167,11 @@ class CodeService:
                     "results cover only part of the workspace; call again or check status")
         elif progress.indexing:
             note = (f"keyword search over the whole workspace; semantic embeddings cover "
-                    f"{coverage:.0%} so far and are still being computed")
+                    f"{coverage:.0%} so far and are still being computed ({progress.done}/{progress.total})")
         elif coverage < 1.0:
             note = f"semantic embeddings cover {coverage:.0%}; keyword search covers everything"
-        return IndexState(indexing=progress.indexing, phase=progress.phase, files_done=progress.done,
-                          files_total=progress.total, coverage=round(coverage, 4), search_mode=mode,
+        return IndexState(indexing=progress.indexing, phase=progress.phase, done=progress.done,
+                          total=progress.total, coverage=round(coverage, 4), search_mode=mode,
                           note=note)
 
     def _refresh(self) -> None:
