@@ -23,9 +23,11 @@ BENCHMARKS.md and the issue report for the numbers of the run).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from codeqa_lsp.chunking.ignore import WorkspaceFilter
 from codeqa_lsp.chunking.scanner import scan
@@ -39,6 +41,11 @@ log = logging.getLogger(__name__)
 # the background rather than inside a call: at ~5-20 ms per file to chunk (more to embed
 # with MiniLM), 25 files keep a call's extra latency well under a second.
 SYNC_CHANGE_LIMIT = 25
+# The quick check cannot see a new file in a directory that held nothing indexable, nor a
+# changed ignore file; a full walk every this often bounds how long such a change goes unseen.
+# Measured (bench/bench_mcp_freshness.py, 3,000 files): a full walk costs ~6x a search in CPU,
+# the quick check about 1x; at one call every few seconds this keeps the average near 1x.
+FULL_SCAN_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,7 @@ class IndexKeeper:
         # Files the scanner lists but the indexer refuses on reading (secret content,
         # binary, generated...): remembered by (size, mtime) so each call does not re-read them.
         self._refused: dict[str, tuple[int, float]] = {}
+        self._snapshot: _Snapshot | None = None
 
     # -- background runs -----------------------------------------------------------------
     def start(self) -> None:
@@ -134,36 +142,117 @@ class IndexKeeper:
         self.wait(timeout=30)
 
     # -- per-call reconcile --------------------------------------------------------------
-    def refresh(self) -> RefreshOutcome:
-        """Bring the index in line with the tree before a call; cheap when nothing changed."""
+    def refresh(self, full: bool = False) -> RefreshOutcome:
+        """Bring the index in line with the tree before a call; cheap when nothing changed.
+
+        Usually a quick check: one `stat` per file and directory the last walk listed. A
+        full walk (`scan`, which applies every ignore and secret-name rule) runs when a
+        listed directory changed (a file was created, deleted or renamed in it), when an
+        atomic save replaced a file, or every `FULL_SCAN_SECONDS` (new ignore rules, new
+        files in directories that held nothing indexable)."""
         started = time.perf_counter()
         if self.indexing():
             return RefreshOutcome(time.perf_counter() - started, skipped=True)
         with self._refresh_lock:
-            workspace = self.workspace
-            result = scan(workspace.root, workspace.settings, WorkspaceFilter(workspace.root, workspace.settings))
-            known = workspace.indexed_files()
-            seen: set[str] = set()
-            changed: list[str] = []
-            for f in result.files:
-                seen.add(f.rel_path)
-                state = (f.size, f.mtime)
-                if known.get(f.rel_path) != state and self._refused.get(f.rel_path) != state:
-                    changed.append(f.rel_path)
-            removed = sorted(known.keys() - seen)
-            self._refused = {p: s for p, s in self._refused.items() if p in seen}
+            snapshot, root = self._snapshot, self.workspace.root
+            if (full or snapshot is None or time.monotonic() - snapshot.taken > FULL_SCAN_SECONDS
+                    or _directories_changed(root, snapshot)):
+                changed, removed, sizes = self._walk()
+            else:
+                changed, removed, sizes = _stat_listed(root, snapshot)
             if len(changed) + len(removed) > SYNC_CHANGE_LIMIT:
+                self._snapshot = None  # the background run re-lists everything
                 self.start()
                 return RefreshOutcome(time.perf_counter() - started, deferred=True)
-            sizes = {f.rel_path: (f.size, f.mtime) for f in result.files} if changed else {}
+            workspace = self.workspace
             for path in removed:
                 workspace.remove_file(path)
+                self._forget(path)
             for path in changed:
                 try:
                     report = workspace.update_file(path)
                 except EmbedderError as exc:  # stored for keyword search; vectors come later
                     self.last_error = f"embeddings failed: {exc}"
                     continue
-                if report.skipped_reason:
-                    self._refused[path] = sizes[path]
+                self._remember(path, sizes[path], refused=report.skipped_reason is not None)
             return RefreshOutcome(time.perf_counter() - started, len(changed), len(removed))
+
+    def _walk(self) -> tuple[list[str], list[str], dict[str, tuple[int, float]]]:
+        """Full check: list the tree with the scanner's rules, compare with the index."""
+        workspace = self.workspace
+        root = workspace.root
+        result = scan(root, workspace.settings, WorkspaceFilter(root, workspace.settings))
+        known = workspace.indexed_files()
+        sizes = {f.rel_path: (f.size, f.mtime) for f in result.files}
+        changed = [p for p, state in sizes.items()
+                   if known.get(p) != state and self._refused.get(p) != state]
+        removed = sorted(known.keys() - sizes.keys())
+        self._refused = {p: s for p, s in self._refused.items() if p in sizes}
+        directories = {"", *(p.rsplit("/", 1)[0] if "/" in p else "" for p in sizes)}
+        self._snapshot = _Snapshot(time.monotonic(), dict(sizes), _directory_mtimes(root, directories))
+        return changed, removed, sizes
+
+    def _remember(self, path: str, state: tuple[int, float], refused: bool) -> None:
+        if refused:
+            self._refused[path] = state
+        else:
+            self._refused.pop(path, None)
+        if self._snapshot is not None:
+            self._snapshot.files[path] = state
+
+    def _forget(self, path: str) -> None:
+        self._refused.pop(path, None)
+        if self._snapshot is not None:
+            self._snapshot.files.pop(path, None)
+
+
+@dataclass
+class _Snapshot:
+    """What the last full walk listed: files and their parent directories, by stat."""
+
+    taken: float  # time.monotonic()
+    files: dict[str, tuple[int, float]]  # rel path -> (size, mtime) as last processed
+    directories: dict[str, int]  # rel dir ("" = root) -> st_mtime_ns
+
+
+def _directory_mtimes(root: Path, directories: set[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for rel in directories:
+        try:
+            out[rel] = os.stat(root / rel).st_mtime_ns
+        except OSError:
+            continue  # vanished meanwhile: the next check sees the difference
+    return out
+
+
+def _directories_changed(root: Path, snapshot: _Snapshot) -> bool:
+    """A file created, deleted or renamed in a listed directory changes its mtime."""
+    prefix = f"{root}{os.sep}"
+    for rel, mtime in snapshot.directories.items():
+        try:
+            if os.stat(prefix + rel).st_mtime_ns != mtime:
+                return True
+        except OSError:
+            return True
+    return False
+
+
+def _stat_listed(root: Path, snapshot: _Snapshot) -> tuple[list[str], list[str], dict[str, tuple[int, float]]]:
+    """Quick check: which listed files changed or disappeared (no directory is read)."""
+    changed: list[str] = []
+    removed: list[str] = []
+    sizes: dict[str, tuple[int, float]] = {}
+    prefix = f"{root}{os.sep}"  # string joins: building a Path per file doubled this loop's cost
+    for rel, state in snapshot.files.items():
+        try:
+            info = os.stat(prefix + rel)
+        except FileNotFoundError:
+            removed.append(rel)
+            continue
+        except OSError:
+            continue  # unreadable now: leave it to the next full walk
+        current = (info.st_size, info.st_mtime)
+        if current != state:
+            changed.append(rel)
+            sizes[rel] = current
+    return changed, removed, sizes

@@ -187,7 +187,10 @@ async def test_edits_deletions_and_new_secrets_are_seen_by_the_next_call(project
         os.utime(project / "src" / "uploads.py", (1, 2_000_000_000))  # a distinct mtime, even on coarse clocks
         (project / "src" / "sessions.py").unlink()
         (project / "src" / "leak.py").write_text("TOKEN = 'x'\n" + "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nabc\n")
+        (project / "lib").mkdir()
+        (project / "lib" / "checksums.py").write_text("def crc_of_upload(data):\n    return sum(data) % 65521\n")
         added = await call(client, "search", query="resume_partial_upload")
+        new_file = await call(client, "search", query="crc_of_upload")
         gone = await call(client, "search", query="refresh_session_cookie")
         leak = await call(client, "search", query="TOKEN", top_k=20)
         status = await call(client, "status")
@@ -196,7 +199,8 @@ async def test_edits_deletions_and_new_secrets_are_seen_by_the_next_call(project
     assert (top["symbol"], top["start_line"], top["end_line"]) == ("resume_partial_upload", *start)
     assert all(r["path"] != "src/sessions.py" for r in gone["results"])
     assert all(r["path"] != "src/leak.py" for r in leak["results"])
-    assert status["files"] == 2 and not status["index"]["indexing"]
+    assert [(r["path"], r["start_line"], r["end_line"]) for r in new_file["results"][:1]] == [("lib/checksums.py", 1, 2)]
+    assert status["files"] == 3 and not status["index"]["indexing"]
 
 
 def test_sessions_fixture_is_what_the_outline_test_expects() -> None:
