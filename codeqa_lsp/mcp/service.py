@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from codeqa_lsp.answering.extractive import NO_MODEL_NOTE
 from codeqa_lsp.answering.model import Answer
 from codeqa_lsp.answering.redact import Redactor
 from codeqa_lsp.chunking.ignore import WorkspaceFilter
@@ -216,7 +217,10 @@ class CodeService:
         return best.path, best.start_line, others
 
     def _answer_fields(self, answer: Answer) -> dict[str, Any]:
-        text, cut = trim(clean_text(answer.text, self.redactor), ANSWER_CHARS)
+        # The editor's "no model configured, here is how to set one" note is ~400 characters
+        # of an agent's context saying what `provider: extractive` already says.
+        body = answer.text.replace(NO_MODEL_NOTE, "").strip() if answer.provider == "extractive" else answer.text
+        text, cut = trim(clean_text(body, self.redactor), ANSWER_CHARS)
         citations = [
             CitationOut(number=c.number, path=c.path, start_line=c.start_line, end_line=c.end_line,
                         symbol=c.symbol, stale=c.stale)
