@@ -55,6 +55,9 @@ log = logging.getLogger(__name__)
 
 KINDS = ("function", "method", "class", "module", "section")
 MAX_ALTERNATIVES = 5
+_LANGUAGE_ALIASES = {"py": "python", "js": "javascript", "ts": "typescript", "c#": "csharp",
+                     "cs": "csharp", "c++": "cpp", "sh": "bash", "shell": "bash", "md": "markdown",
+                     "golang": "go", "rb": "ruby", "rs": "rust"}
 MAX_QUESTION_CHARS = 2000  # a pasted bug report fits; a pasted file does not
 
 
@@ -190,8 +193,14 @@ class CodeService:
         if kind is not None and kind not in KINDS:
             raise ToolInputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         glob = normalize_glob(self.root, path)
+        lang = _LANGUAGE_ALIASES.get(language.strip().lower(), language.strip().lower()) if language else ""
+        if lang and not self.keeper.indexing():
+            indexed = self.workspace.status().languages
+            if lang not in indexed:  # an empty result would read as "no such code"
+                raise ToolInputError(f"no indexed code in language {language!r}; indexed languages: "
+                                     f"{', '.join(sorted(indexed)) or 'none'}")
         filters = SearchFilters(
-            languages=(language.strip().lower(),) if language and language.strip() else (),
+            languages=(lang,) if lang else (),
             path_globs=(glob,) if glob else (),
             kinds=(kind,) if kind else (),  # type: ignore[arg-type]
         )

@@ -58,6 +58,8 @@ async def test_search_returns_the_fixture_function_with_its_exact_lines(project:
         classes = await call(client, "search", query="upload queue", kind="class", path="src/",
                              language="python")
         elsewhere = await call(client, "search", query="retry failed upload", path="deploy/")
+        aliased = await call(client, "search", query="retry upload", language="py", top_k=1)
+        bad_language = await refused(client, "search", query="x", language="cobol")
         bad_kind = await refused(client, "search", query="x", kind="lambda")
         too_many = await refused(client, "search", query="x", top_k=500)
     top = found["results"][0]
@@ -69,6 +71,8 @@ async def test_search_returns_the_fixture_function_with_its_exact_lines(project:
     assert (by_symbol["results"][0]["start_line"], by_symbol["results"][0]["end_line"]) == RETRY
     assert [(r["symbol"], r["start_line"], r["end_line"]) for r in classes["results"]] == [("UploadQueue", *QUEUE)]
     assert all(r["path"].startswith("deploy/") for r in elsewhere["results"])
+    assert aliased["results"][0]["language"] == "python"
+    assert "indexed languages: markdown, python" in bad_language
     assert "kind" in bad_kind and "top_k" in too_many
 
 
