@@ -112,6 +112,10 @@ class Workspace:
         self.answerer = Answerer(self, self.settings)
         self._closed = threading.Event()
         self._leases = _Leases()
+        # Set by a front while the embedder cannot answer a query quickly (a local model still
+        # loading, a remote endpoint failing): searches, and the answers built on them, then
+        # use the keyword arm alone instead of waiting for the query embedding.
+        self.keyword_only = False
 
     # -- paths ---------------------------------------------------------------------------
     def relpath(self, path: str | Path) -> str:
@@ -146,6 +150,12 @@ class Workspace:
         with self._leases.held():
             return self.indexer.status()
 
+    def warm_up(self) -> bool:
+        """Embed one query now (in the caller's thread), so the first real search does not
+        wait for a model to load. False when the embedder fails; keyword search still works."""
+        with self._leases.held():
+            return self.indexer.embed_query("warm up the query embedder") is not None
+
     def coverage(self) -> float:
         """Share of indexed chunks that have an embedding (cheap: no directory walk)."""
         with self._leases.held():
@@ -178,7 +188,8 @@ class Workspace:
         self, query: str, top_k: int | None = None, filters: SearchFilters | None = None
     ) -> SearchResponse:
         with self._leases.held():
-            return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters)
+            return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters,
+                                        mode="bm25" if self.keyword_only else "hybrid")
 
     # -- answering -----------------------------------------------------------------------
     def ask_stream(

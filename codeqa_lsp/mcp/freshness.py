@@ -70,6 +70,10 @@ class IndexKeeper:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
+        # Until the embedder has answered once (the MiniLM load takes 5-50 s, measured on
+        # this 2-core machine idle and loaded), searches use keyword search alone: otherwise
+        # the first call after start waits for the model (measured: 50 s, with no results).
+        workspace.keyword_only = True
         self._lock = threading.Lock()  # guards the fields below
         self._refresh_lock = threading.Lock()  # one reconcile at a time
         self._thread: threading.Thread | None = None
@@ -106,6 +110,8 @@ class IndexKeeper:
                     self._progress = Progress(False, "idle", 0, 0)
                     self._thread = None
                 return
+            if not report.embed_error and not report.cancelled and self.workspace.keyword_only:
+                self._warm_query_embedder()
             with self._lock:
                 self.last_report = report
                 self.last_indexed = time.time()
@@ -118,8 +124,25 @@ class IndexKeeper:
                 return
 
     def _on_progress(self, progress: IndexProgress) -> None:
+        if progress.phase == "embed" and progress.done > 0:
+            self.workspace.keyword_only = False  # the embedder works and is loaded
         with self._lock:
             self._progress = Progress(True, progress.phase, progress.done, progress.total)
+
+    def _warm_query_embedder(self) -> None:
+        """Embed one query here, in the background, so no call waits for the model load.
+
+        Hybrid search is switched on only if it works: a failing embedder keeps the
+        server on keyword search (each query would otherwise wait for its timeout)."""
+        try:
+            works = self.workspace.warm_up()
+        except Exception:  # never fatal: keyword search keeps serving
+            log.warning("warming the query embedder failed", exc_info=True)
+            works = False
+        if works:
+            self.workspace.keyword_only = False
+        else:
+            log.warning("the query embedder does not answer; serving keyword search only")
 
     def progress(self) -> Progress:
         with self._lock:

@@ -164,7 +164,8 @@ class CodeService:
         # The dense arm joins as soon as any chunk is embedded, but until embedding finishes
         # most hits come from keyword search: that is what the agent should assume.
         reading = progress.indexing and progress.phase in ("starting", "scan", "chunk")
-        mode: Literal["hybrid", "keyword"] = "keyword" if coverage < 1.0 or reading else "hybrid"
+        keyword = coverage < 1.0 or reading or self.workspace.keyword_only
+        mode: Literal["hybrid", "keyword"] = "keyword" if keyword else "hybrid"
         note = ""
         if reading:
             note = (f"indexing in the background ({progress.done}/{progress.total} files read): "

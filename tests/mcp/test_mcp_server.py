@@ -159,9 +159,10 @@ async def test_secret_files_are_never_returned(project: Path) -> None:
 async def test_calls_are_answered_while_indexing_is_still_running(project: Path, fake_llm: FakeLLMServer) -> None:
     # Embedding goes to the loopback fake, which holds the first request open: the index is
     # stuck in its embedding phase, deterministically, until the fake stops.
-    fake_llm.script("embeddings", SlowLoris(seconds=600))
+    fake_llm.script("embeddings", *[SlowLoris(seconds=600)] * 5)
     args = ("--embedder", "openai", "--embedding-base-url", fake_llm.openai_url)
     async with serve(project, *args, env={"OPENAI_API_KEY": "sk-test-not-a-real-key"}) as client:
+        first = await call(client, "search", query="first call right after start")  # never waits
         during = await wait_until_indexed(client, phase="embed")
         found = await call(client, "search", query="where do we retry failed uploads")
         asked = await call(client, "ask", question="how do we retry a failed upload?")
@@ -170,6 +171,11 @@ async def test_calls_are_answered_while_indexing_is_still_running(project: Path,
         fake_llm.stop()  # the held request fails: indexing ends with keyword search only
         after = await wait_until_indexed(client)
         again = await call(client, "search", query="retry_failed_upload")
+    assert first["index"]["indexing"] and first["index"]["search_mode"] == "keyword"
+    # Until the embedder has answered once, no call embeds its query (it would wait with it).
+    sent = json.dumps([r.body for r in fake_llm.requests_to("embeddings")])
+    for query in ("first call right after start", "where do we retry failed uploads", "how do we retry"):
+        assert query not in sent
     assert during["index"]["indexing"] and during["embedded"] == 0 and during["chunks"] >= 4
     assert still["index"]["indexing"] and still["index"]["phase"] == "embed"
     state = found["index"]
@@ -209,3 +215,23 @@ async def test_edits_deletions_and_new_secrets_are_seen_by_the_next_call(project
 
 def test_sessions_fixture_is_what_the_outline_test_expects() -> None:
     assert lines_of(SESSIONS, "def refresh_session_cookie", "return cookie") == (1, 6)
+
+
+async def test_a_warm_start_never_waits_for_the_query_embedder(project: Path, fake_llm: FakeLLMServer) -> None:
+    # First run: the fake embeds normally and the index is complete.
+    args = ("--embedder", "openai", "--embedding-base-url", fake_llm.openai_url)
+    env = {"OPENAI_API_KEY": "sk-test-not-a-real-key"}
+    async with serve(project, *args, env=env) as client:
+        assert (await wait_until_indexed(client))["embedded"] >= 4
+    # Second run on the same index: nothing to embed, but the query embedder now hangs.
+    fake_llm.clear()
+    fake_llm.script("embeddings", *[SlowLoris(seconds=600)] * 5)
+    async with serve(project, *args, env=env) as client:
+        found = await call(client, "search", query="where do we retry failed uploads")
+        asked = await call(client, "ask", question="how do we retry a failed upload?")
+        fake_llm.stop()
+    sent = json.dumps([r.body for r in fake_llm.requests_to("embeddings")])
+    assert "where do we retry failed uploads" not in sent and "how do we retry" not in sent
+    assert found["results"][0]["symbol"] == "retry_failed_upload"
+    assert found["index"]["search_mode"] == "keyword"
+    assert ("src/uploads.py", *RETRY) in {(c["path"], c["start_line"], c["end_line"]) for c in asked["citations"]}
