@@ -119,6 +119,8 @@ def main() -> None:
         "full_index_seconds": round(full_index, 2),
         "results": results,
         "ratio_to_search_wall": {k: round(v["wall_ms"] / base, 2) for k, v in results.items()},
+        "ratio_to_search_cpu": {k: round(v["cpu_ms"] / (results["search"]["cpu_ms"] or 1.0), 2)
+                                for k, v in results.items()},
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")

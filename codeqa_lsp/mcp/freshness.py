@@ -15,9 +15,10 @@ Two mechanisms, both on the engine facade:
 Why not a file watcher: it needs a new dependency (watchdog or watchfiles), one inotify
 watch per directory (the default per-user limit is often 8,192, exhausted by large trees
 with `node_modules`), and it still needs the walk at start-up to catch changes made while
-the server was down. The walk's cost is measured by `bench/bench_mcp_freshness.py`: on a
-3,000-file tree a no-change reconcile costs about as much as one search (see
-BENCHMARKS.md and the issue report for the numbers of the run).
+the server was down. Costs measured by `bench/bench_mcp_freshness.py` on a 3,000-file
+tree (15k chunks), as ratios to one hybrid search in the same run (CPU; load avg ~17 on 2
+cores): the quick check 0.55x, re-indexing one edited file 1.0x, a full walk 7.2x, and
+`Workspace.index()` on the unchanged tree 10.5x (bench/results/mcp_freshness.json).
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ log = logging.getLogger(__name__)
 SYNC_CHANGE_LIMIT = 25
 # The quick check cannot see a new file in a directory that held nothing indexable, nor a
 # changed ignore file; a full walk every this often bounds how long such a change goes unseen.
-# Measured (bench/bench_mcp_freshness.py, 3,000 files): a full walk costs ~6x a search in CPU,
-# the quick check about 1x; at one call every few seconds this keeps the average near 1x.
+# Measured (bench/bench_mcp_freshness.py, 3,000 files): a full walk costs ~7x a search in CPU,
+# the quick check ~0.5x; at one call every few seconds this keeps the average below 1x.
 FULL_SCAN_SECONDS = 30.0
 
 
