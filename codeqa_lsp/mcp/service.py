@@ -28,7 +28,6 @@ from codeqa_lsp.mcp.paths import (
     ToolInputError,
     is_secret,
     normalize_glob,
-    relative_to_root,
     resolve_file,
 )
 from codeqa_lsp.mcp.results import (
@@ -36,7 +35,6 @@ from codeqa_lsp.mcp.results import (
     MAX_TOP_K,
     AnswerResult,
     CitationOut,
-    DefinitionOut,
     ExplainResult,
     IndexState,
     OutlineResult,
@@ -259,4 +257,4 @@ def _definition_rank(symbol: str) -> Callable[[Chunk], tuple[int, int, int, str,
     return key
 
 
-__all__ = ["CodeService", "DefinitionOut", "ToolInputError", "relative_to_root"]
+__all__ = ["CodeService", "ToolInputError"]
