@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Generator
 from typing import Any
@@ -55,10 +56,15 @@ class AnthropicProvider:
     name = "anthropic"
 
     def __init__(self, settings: Settings) -> None:
-        key = settings.replace(provider="anthropic").resolved_api_key()
+        refused = settings.refused_endpoint("base_url")
+        if refused:
+            raise ProviderError(refused)
+        key = settings.key_for_endpoint("base_url", os.environ.get("ANTHROPIC_API_KEY"))
         if not key:
             raise ProviderError(
-                "no API key for anthropic: set ANTHROPIC_API_KEY or the `apiKey` setting")
+                "no API key for anthropic: set ANTHROPIC_API_KEY or the `apiKey` setting"
+                + (" (your own key is never sent to a baseUrl from workspace settings)"
+                   if "base_url" in settings.workspace_scoped and settings.base_url else ""))
         self.settings = settings
         self.model = settings.model or DEFAULT_MODEL
         # base_url=None lets the SDK apply ANTHROPIC_BASE_URL itself (proxies, gateways).

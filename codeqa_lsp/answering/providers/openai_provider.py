@@ -66,7 +66,10 @@ class OpenAIProvider:
     def __init__(self, settings: Settings) -> None:
         base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.official = base_url is None or OFFICIAL_HOST in base_url
-        key = settings.replace(provider="openai").resolved_api_key()
+        refused = settings.refused_endpoint("base_url")
+        if refused:
+            raise ProviderError(refused)
+        key = settings.key_for_endpoint("base_url", os.environ.get("OPENAI_API_KEY"))
         if not key and self.official:
             raise ProviderError(
                 "no API key for openai: set OPENAI_API_KEY or the `apiKey` setting "

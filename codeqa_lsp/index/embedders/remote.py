@@ -69,7 +69,11 @@ class OpenAIEmbedder:
                 "the openai embedder sends code to a remote service, but allowRemote is false; "
                 "choose the 'local' or 'hash' embedder, or point embeddingBaseUrl at a local server"
             )
-        key = (settings.api_key if settings.provider == "openai" else None) or os.environ.get("OPENAI_API_KEY")
+        refused = settings.refused_endpoint("embedding_base_url")
+        if refused:
+            raise EmbedderError(refused)
+        own = settings.api_key if settings.provider == "openai" else None
+        key = settings.replace(api_key=own).key_for_endpoint("embedding_base_url", os.environ.get("OPENAI_API_KEY"))
         if not key:
             if not self.base_url:
                 raise EmbedderError(
