@@ -180,10 +180,8 @@ def serve_tcp(
                                      "Invalid Request: this server already serves a client"))
             await _close(writer)
             return
-        state["busy"] = True
-        try:
-            await _session(server, reader, writer, token, max_bytes, stop_event, state)
-        finally:
+        authenticated = await _session(server, reader, writer, token, max_bytes, stop_event, state)
+        if authenticated:
             state["busy"] = False
             if state["sessions"] >= max_clients or stop_event.is_set():
                 server.shutdown()
@@ -205,13 +203,24 @@ def serve_tcp(
 async def _session(
     server: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str,
     max_bytes: int, stop_event: threading.Event, state: dict[str, Any],
-) -> None:
+) -> bool:
+    """One connection; True if it authenticated (and so held the server's one session).
+
+    A connection only claims the session when it authenticates, so a stranger who connects
+    and sends nothing cannot lock the user out.
+    """
     authed = False
     closed = False
 
     def deliver(message: Any) -> None:
         nonlocal authed, closed
         if not authed:
+            if state["busy"]:
+                writer.write(error_frame(None, INVALID_REQUEST,
+                                         "Invalid Request: this server already serves a client"))
+                closed = True
+                writer.close()
+                return
             if not authenticates(message, token):
                 msg_id = message.get("id") if isinstance(message, dict) else None
                 msg_id = msg_id if isinstance(msg_id, str | int) and not isinstance(msg_id, bool) else None
@@ -224,6 +233,7 @@ async def _session(
                 writer.close()
                 return
             authed = True
+            state["busy"] = True
             state["sessions"] += 1
             server.protocol.set_writer(writer)
         _deliver(server)(message)
@@ -233,6 +243,7 @@ async def _session(
         lambda: closed or stop_event.is_set(),
     )
     await _close(writer)
+    return authed
 
 
 async def _close(writer: asyncio.StreamWriter) -> None:
