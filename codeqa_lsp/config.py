@@ -98,8 +98,9 @@ class Settings:
                 values[name] = coerced
             else:
                 default = fields[name].default
+                shown = f"a {type(value).__name__}" if name == "api_key" else _describe(value)  # never the key
                 problems.append(
-                    f"invalid value for '{_camel(name)}': {_describe(value)}; "
+                    f"invalid value for '{_camel(name)}': {shown}; "
                     f"using default {default!r}"
                 )
         return cls(**values), problems

@@ -11,33 +11,20 @@ import argparse
 import contextlib
 import logging
 import os
-import re
 import sys
 from collections.abc import Sequence
 
 from codeqa_lsp import __version__
+from codeqa_lsp.secret_shapes import LOG_REDACTED
+from codeqa_lsp.secret_shapes import redact as redact_secrets
 from codeqa_lsp.server.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 SWITCH_INTERVAL_SECONDS = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-_SECRET_PATTERNS = (
-    # "apiKey": "...", 'api_key': '...', apiKey=...
-    re.compile(r"""(?i)(["']?api[_-]?key["']?\s*[:=]\s*)(["']?)[^"',\s})]+\2"""),
-    # HTTP auth headers (`Authorization: Bearer ...`)
-    re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{8,}=*"),
-    # provider-shaped keys wherever they appear
-    re.compile(r"\b(sk-(?:ant-)?[A-Za-z0-9_\-]{16,})"),
-    re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,})"),
-    re.compile(r"\b(AKIA[0-9A-Z]{16})\b"),
-)
-
-
 def redact(text: str) -> str:
-    text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)}{m.group(2)}***{m.group(2)}", text)
-    for pattern in _SECRET_PATTERNS[1:]:
-        text = pattern.sub("***", text)
-    return text
+    """Log lines: the shared secret shapes plus keyed values, bearer tokens, URL userinfo."""
+    return redact_secrets(text, LOG_REDACTED, logs=True)
 
 
 class RedactingFilter(logging.Filter):

@@ -194,10 +194,8 @@ def serve_tcp(
         async with server._server:
             await server._server.serve_forever()
 
-    try:
+    with contextlib.suppress(asyncio.CancelledError, KeyboardInterrupt, SystemExit):
         asyncio.run(main())
-    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-        pass
 
 
 async def _session(

@@ -21,6 +21,7 @@ import numpy as np
 
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders.base import EmbedderError, l2_normalize
+from codeqa_lsp.secret_shapes import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,8 @@ class OpenAIEmbedder:
         self.timeout = settings.request_timeout
         self.max_retries = settings.max_retries
         self._key = key
+        # Chunk text leaves the machine here: the same redaction as prompts (issue 15).
+        self._redactor = Redactor([settings.api_key, key])
         self._client: Any = None
         self._lock = threading.Lock()
         self._dim: int | None = self.dimensions or KNOWN_DIMS.get(self.model)
@@ -110,7 +113,7 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        clipped = [t[:MAX_CHARS_PER_INPUT] or " " for t in texts]
+        clipped = [self._redactor.redact(t)[:MAX_CHARS_PER_INPUT] or " " for t in texts]
         parts = [self._request([clipped[i] for i in group]) for group in batches(clipped)]
         return l2_normalize(np.concatenate(parts, axis=0))
 
