@@ -50,6 +50,7 @@ from codeqa_lsp.answering.providers import (
 )
 from codeqa_lsp.answering.providers.base import Cancelled
 from codeqa_lsp.answering.redact import Redactor
+from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.chunking.secret_rules import secret_content_rule, secret_name_rule
 from codeqa_lsp.config import Settings
@@ -331,7 +332,7 @@ class Answerer:
         self, raw: str, chunks: Sequence[Chunk], resolver: CitationResolver, started: float,
         provider: str, model: str, usage: Usage | None, cached: bool = False,
     ) -> Answer:
-        checked = verify(raw, chunks, resolver)
+        checked = verify(sanitize_markdown(raw), chunks, resolver)
         text = checked.text if checked.citations else checked.text.rstrip() + UNCITED_NOTE
         return Answer(
             text=text, citations=checked.citations, chunks=list(chunks), confident=True,
