@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from codeqa_lsp.cli import CommandError
+from codeqa_lsp.cli.terminal import redraw
 from codeqa_lsp.config import EMBEDDERS, Settings
 from codeqa_lsp.index.model import IndexProgress
 
@@ -56,7 +57,7 @@ def progress_printer(enabled: bool) -> Callable[[IndexProgress], None] | None:
         width = 30
         filled = width * p.percentage // 100
         label = f"{p.phase:5} [{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}"
-        sys.stderr.write("\r" + label[:100].ljust(100))
+        redraw(sys.stderr, label[:100].ljust(100))
         sys.stderr.flush()
 
     return show

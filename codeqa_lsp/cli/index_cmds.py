@@ -21,6 +21,7 @@ from codeqa_lsp.cli.common import (
     progress_printer,
     settings_from_args,
 )
+from codeqa_lsp.cli.terminal import redraw
 from codeqa_lsp.index.model import IndexReport, IndexStatus
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
 
@@ -76,7 +77,7 @@ def _run_index(indexer: Any, args: argparse.Namespace) -> IndexReport:
     tty = sys.stderr.isatty() and not args.json
     report: IndexReport = indexer.index(progress=progress_printer(tty))
     if tty:
-        sys.stderr.write("\r" + " " * 100 + "\r")
+        redraw(sys.stderr, " " * 100 + "\r")
     return report
 
 
