@@ -52,6 +52,7 @@ from codeqa_lsp.answering.providers.base import Cancelled
 from codeqa_lsp.answering.redact import Redactor
 from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
 from codeqa_lsp.chunking.secret_rules import secret_content_rule, secret_name_rule
 from codeqa_lsp.config import Settings
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
@@ -135,6 +136,13 @@ class Answerer:
         cancel: threading.Event | None = None,
     ) -> Stream:
         started = time.monotonic()
+        skipped = self.workspace.indexer.skip_reason(rel_path)
+        if skipped is not None:
+            # What the scanner would not index (`.git/`, excluded folders, key files) is
+            # never sent to a provider either, from disk or from an editor buffer.
+            yield Answer(text=f"`{rel_path}` is not part of the indexed workspace ({skipped}); "
+                              "it is not explained or sent anywhere.", latency_s=time.monotonic() - started)
+            return
         secret = _secret_rule(rel_path, text if text is not None else self._read(rel_path))
         if secret is not None:
             # The scanner keeps such files out of the index; explaining one must not leak it.
@@ -200,10 +208,8 @@ class Answerer:
         return target, (self._callees(target) if with_callees else []), resolver
 
     def _read(self, rel_path: str) -> str | None:
-        try:
-            return self.workspace.abspath(rel_path).read_bytes().decode("utf-8", "replace")
-        except OSError:
-            return None
+        data = read_at_answer_time(self.workspace.root, rel_path, self.settings)
+        return None if data is None else decode_source(data)
 
     def _callees(self, target: Chunk) -> list[Chunk]:
         """Indexed definitions of the names `target` calls, nearest file first."""

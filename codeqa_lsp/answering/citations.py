@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from codeqa_lsp.answering.model import Citation
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
 
 if TYPE_CHECKING:
     from codeqa_lsp.engine import Workspace
@@ -77,12 +78,10 @@ class CitationResolver:
                 digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
                 self._files[path] = (text, digest)
             else:
-                try:
-                    data = self.workspace.abspath(path).read_bytes()
-                except OSError:
-                    self._files[path] = None
-                else:
-                    self._files[path] = (data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest())
+                # The scanner's rules: inside the root, regular file, size cap (a FIFO or a
+                # /dev/zero symlink swapped in for a cited file must not hang or blow up).
+                data = read_at_answer_time(self.workspace.root, path, self.workspace.settings)
+                self._files[path] = None if data is None else (decode_source(data), hashlib.sha256(data).hexdigest())
         return self._files[path]
 
     def resolve(self, number: int, chunk: Chunk) -> Citation | None:

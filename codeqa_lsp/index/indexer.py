@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 import sqlite3
 import threading
@@ -268,6 +269,10 @@ class Indexer:
         self.vectors.delete(dead_labels)
         return outcomes
 
+    def skip_reason(self, rel_path: str) -> str | None:
+        """Why the scanner would not index this path (ignore rules, excludes, secret names)."""
+        return "outside-root" if _escapes_root(rel_path) else self._filter.skip_reason(rel_path)
+
     def _sync_file(
         self, conn: sqlite3.Connection, rel_path: str, text: str | None
     ) -> tuple[UpdateReport, list[Chunk], list[int]]:
@@ -436,7 +441,7 @@ class Indexer:
 
 
 def _escapes_root(rel_path: str) -> bool:
-    path = PurePosixPath(rel_path.replace("\\", "/"))
+    path = PurePosixPath(rel_path.replace("\\", "/") if os.sep == "\\" else rel_path)
     return path.is_absolute() or ".." in path.parts or not path.parts
 
 
