@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -42,6 +43,8 @@ def engine_errors() -> Iterator[None]:
         raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")) from None
+    except sqlite3.Error as exc:  # e.g. "database or disk is full" mid-run: what was committed stays
+        raise CommandError(f"index database: {exc}; the index keeps what was committed") from None
 
 
 def progress_printer(enabled: bool) -> Callable[[IndexProgress], None] | None:

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from codeqa_lsp.cli import UsageError, existing_dir, print_json
+from codeqa_lsp.cli import CommandError, UsageError, existing_dir, print_json
 from codeqa_lsp.cli.common import (
     add_engine_options,
     engine_errors,
@@ -87,7 +87,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     with engine_errors():
         indexer = _indexer(args)
         try:
+            indexer.check_writable()  # disk full / read-only: one line, the old index is kept
             report = _run_index(indexer, args)
+            if report.write_error:
+                raise CommandError(f"writing the index failed ({report.write_error}); what was indexed "
+                                   "before stays searchable, and the next run completes when space returns")
             status = indexer.status()
             kinds = Counter(c.kind for c in indexer.chunks())
         finally:

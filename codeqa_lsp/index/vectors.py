@@ -17,6 +17,7 @@ from an empty index (re-embedding from the embedding cache).
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import hashlib
 import json
@@ -58,11 +59,15 @@ def _fsync_dir(directory: Path) -> None:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     _fsync_dir(path.parent)
 
 
@@ -76,7 +81,16 @@ def _process_lock(lock_path: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows: in-process locking only
         yield
         return
-    with open(lock_path, "a+b") as handle:
+    try:
+        handle = open(lock_path, "a+b")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.ENOSPC, errno.EPERM):
+            raise
+        # A read-only or full index folder: we can only read it, and a read needs no lock
+        # against our own writes (a save there fails on its own with a clear error).
+        yield
+        return
+    with handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -197,10 +211,14 @@ class VectorStore:
             name = f"{self.prefix}-{generation}.hnsw"
             path = self.directory / name
             tmp = self.directory / f"{name}.tmp"
-            self._index.save_index(str(tmp))
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            try:
+                self._index.save_index(str(tmp))
+                with open(tmp, "rb+") as fh:
+                    os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # a full disk must not leave half a file behind
+                raise
             record = {
                 "generation": generation,
                 "file": name,
