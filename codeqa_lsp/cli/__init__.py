@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from codeqa_lsp.cli.terminal import SafeStream
 
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
         return _main(argv)
     finally:

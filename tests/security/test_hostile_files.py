@@ -15,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +31,7 @@ from tests.server.workspace import make_workspace
 HANG_GUARD = 60.0  # seconds; only stops a hung test, never asserts speed
 
 
-def _in_thread(fn, *args):  # type: ignore[no-untyped-def]
+def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     """Run `fn` in a daemon thread; fail (instead of hanging the suite) if it never returns."""
     out: list[object] = []
     thread = threading.Thread(target=lambda: out.append(fn(*args)), daemon=True)
