@@ -207,7 +207,10 @@ class VectorStore:
         with self._lock, _process_lock(self._lock_path):
             if len(self._deleted) > max(COMPACT_MIN, COMPACT_SHARE * self._index.element_count):
                 self._compact()
-            generation = max(self._generation, _committed_generation(self.pointer)) + 1
+            committed = _committed_generation(self.pointer)
+            if committed > self._generation:
+                self._adopt_committed()
+            generation = max(self._generation, committed) + 1
             name = f"{self.prefix}-{generation}.hnsw"
             path = self.directory / name
             tmp = self.directory / f"{name}.tmp"
@@ -232,6 +235,35 @@ class VectorStore:
             self._generation = generation
             self.dirty = False
             self._remove_stale_files(keep=name)
+
+    def _adopt_committed(self) -> int:
+        """Adopt the vectors another process committed since our last load or save.
+
+        The language server and `codeqa index` may both write one index: without this, the
+        server's next save replaced the file with its own in-memory copy and dropped the
+        vectors the CLI had just committed (issue 15). Saves are serialised by the process
+        lock; inside it, every label of the newer generation that we neither hold nor
+        deleted is added here first. Returns how many were adopted.
+        """
+        import hnswlib
+
+        try:
+            record = json.loads(self.pointer.read_text("utf-8"))
+            if record["identity"] != self.identity:
+                return 0
+            path = self.directory / record["file"]
+            if path.stat().st_size != record["size"] or _sha256_file(path) != record["sha256"]:
+                return 0
+            other = hnswlib.Index(space="cosine", dim=self.dim)
+            other.load_index(str(path), max_elements=0, allow_replace_deleted=False)
+            theirs = {int(x) for x in other.get_ids_list()} - {int(x) for x in record.get("deleted", [])}
+        except (OSError, RuntimeError, ValueError, KeyError, TypeError):
+            return 0
+        new = sorted(theirs - self._live - self._deleted)
+        if new:
+            self.add(new, np.asarray(other.get_items(new), dtype=np.float32))
+            log.info("adopted %d vectors another process saved to %s", len(new), self.directory)
+        return len(new)
 
     def _compact(self) -> None:
         """Rebuild the graph from the live vectors, dropping deleted labels for good."""
