@@ -149,3 +149,11 @@ async def test_no_secret_shape_leaves_the_machine(tmp_path: Path, fake_llm: Fake
         assert secret not in bodies, shape
         assert secret not in log, shape
         assert secret not in str(answers), shape
+
+
+def test_key_in_base_url_userinfo_is_not_in_the_logged_endpoint() -> None:
+    from codeqa_lsp.answering.providers.openai_provider import OpenAIProvider
+
+    key = "cq-userinfo-key-5521-abcdef"
+    provider = OpenAIProvider(Settings(provider="openai", base_url=f"https://user:{key}@gw.example/v1"))
+    assert key not in provider.endpoint and provider.endpoint.endswith("@gw.example/v1/chat/completions")

@@ -18,7 +18,7 @@ from codeqa_lsp.answering.providers.base import (
     ProviderError,
     stream_with_retries,
 )
-from codeqa_lsp.config import Settings
+from codeqa_lsp.config import Settings, redact_url
 
 DEFAULT_MODEL = DEFAULT_MODELS["anthropic"]
 
@@ -72,7 +72,7 @@ class AnthropicProvider:
             api_key=key, base_url=settings.base_url, max_retries=0,
             timeout=httpx2.Timeout(settings.request_timeout),
         )
-        self.endpoint = str(self.client.base_url).rstrip("/") + "/v1/messages"
+        self.endpoint = redact_url(str(self.client.base_url).rstrip("/") + "/v1/messages")  # no userinfo key in logs
 
     def stream(
         self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,

@@ -23,7 +23,7 @@ from codeqa_lsp.answering.providers.base import (
     ProviderError,
     stream_with_retries,
 )
-from codeqa_lsp.config import Settings
+from codeqa_lsp.config import Settings, redact_url
 
 DEFAULT_MODEL = DEFAULT_MODELS["openai"]
 OFFICIAL_HOST = "api.openai.com"
@@ -80,7 +80,7 @@ class OpenAIProvider:
             api_key=key or PLACEHOLDER_KEY, base_url=base_url, max_retries=0,
             timeout=httpx2.Timeout(settings.request_timeout),
         )
-        self.endpoint = str(self.client.base_url).rstrip("/") + "/chat/completions"
+        self.endpoint = redact_url(str(self.client.base_url).rstrip("/") + "/chat/completions")  # no userinfo key in logs
 
     def stream(
         self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,
