@@ -136,18 +136,18 @@ class Answerer:
         cancel: threading.Event | None = None,
     ) -> Stream:
         started = time.monotonic()
+        secret = _secret_rule(rel_path, text if text is not None else self._read(rel_path))
+        if secret is not None:
+            # The scanner keeps such files out of the index; explaining one must not leak it.
+            yield Answer(text=f"`{rel_path}` looks like it holds secrets ({secret}); it is never "
+                              "explained or sent anywhere.", latency_s=time.monotonic() - started)
+            return
         skipped = self.workspace.indexer.skip_reason(rel_path)
         if skipped is not None:
             # What the scanner would not index (`.git/`, excluded folders, key files) is
             # never sent to a provider either, from disk or from an editor buffer.
             yield Answer(text=f"`{rel_path}` is not part of the indexed workspace ({skipped}); "
                               "it is not explained or sent anywhere.", latency_s=time.monotonic() - started)
-            return
-        secret = _secret_rule(rel_path, text if text is not None else self._read(rel_path))
-        if secret is not None:
-            # The scanner keeps such files out of the index; explaining one must not leak it.
-            yield Answer(text=f"`{rel_path}` looks like it holds secrets ({secret}); it is never "
-                              "explained or sent anywhere.", latency_s=time.monotonic() - started)
             return
         found = self._explain_context(rel_path, line, text)
         if found is None:
