@@ -66,6 +66,10 @@ class Settings:
     # Editor behaviour.
     hover_explanations: bool = False
     log_questions: bool = False
+    # Provenance, set by the server, never read from the wire (README "Privacy"): which
+    # endpoint fields ("base_url", "embedding_base_url") and whether `api_key` came from
+    # workspace-scoped settings. See `key_for_endpoint`.
+    workspace_scoped: frozenset[str] = field(default=frozenset(), repr=False)
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
@@ -80,7 +84,7 @@ class Settings:
             return cls(), problems
         if not isinstance(raw, Mapping):
             return cls(), [f"settings must be an object, got {type(raw).__name__}; using defaults"]
-        fields = {f.name: f for f in dataclasses.fields(cls)}
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in _INTERNAL}
         values: dict[str, Any] = {}
         for key, value in raw.items():
             name = _snake(str(key))
@@ -94,8 +98,9 @@ class Settings:
                 values[name] = coerced
             else:
                 default = fields[name].default
+                shown = f"a {type(value).__name__}" if name == "api_key" else _describe(value)  # never the key
                 problems.append(
-                    f"invalid value for '{_camel(name)}': {_describe(value)}; "
+                    f"invalid value for '{_camel(name)}': {shown}; "
                     f"using default {default!r}"
                 )
         return cls(**values), problems
@@ -104,6 +109,8 @@ class Settings:
         """camelCase view without secrets, for status reports and logs."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
+            if f.name in _INTERNAL:
+                continue
             if f.name == "api_key":
                 out["apiKey"] = "***" if self.api_key else None
                 continue
@@ -121,8 +128,51 @@ class Settings:
         env = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}.get(self.provider)
         return os.environ.get(env) if env else None
 
+    def key_for_endpoint(self, endpoint_field: str, env_key: str | None) -> str | None:
+        """The API key that may be sent to the endpoint in `endpoint_field`, or None.
+
+        The key-redirection rule (issue 15): a key the user owns (the environment, the
+        command line, user settings) only goes to the provider's default endpoint or to an
+        endpoint from a trusted source; an endpoint from workspace-scoped settings only ever
+        gets a key from the same workspace-scoped settings.
+        """
+        if endpoint_field in self.workspace_scoped and getattr(self, endpoint_field):
+            return self.api_key if "api_key" in self.workspace_scoped else None
+        return self.api_key or env_key
+
+    def refused_endpoint(self, endpoint_field: str) -> str | None:
+        """Why code may not go to the endpoint in `endpoint_field` (None: it may).
+
+        Code leaves the machine only for an endpoint the user chose: a workspace-scoped
+        endpoint (a repository's `.vscode/settings.json`) must be on this machine.
+        """
+        url = getattr(self, endpoint_field)
+        if endpoint_field not in self.workspace_scoped or not url or is_loopback_url(url):
+            return None
+        return (f"{_camel(endpoint_field)} {redact_url(url)} comes from workspace settings; code is only "
+                "sent to a remote endpoint set in user settings or on the command line")
+
     def index_dir_for(self, root: Path) -> Path | None:
         return Path(self.index_dir).expanduser() if self.index_dir else None
+
+
+_INTERNAL = {"workspace_scoped"}
+ENDPOINT_FIELDS = ("base_url", "embedding_base_url")
+
+
+def is_loopback_url(url: str | None) -> bool:
+    from urllib.parse import urlparse
+
+    try:
+        host = urlparse(url).hostname if url else None
+    except ValueError:
+        return False
+    return host in {"localhost", "127.0.0.1", "::1"}
+
+
+def redact_url(url: str) -> str:
+    """The URL without userinfo (`https://user:key@host` must never reach a log)."""
+    return re.sub(r"(?<=//)[^/@\s]*@", "***@", url)
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {"embedder": EMBEDDERS, "provider": PROVIDERS}

@@ -50,7 +50,9 @@ from codeqa_lsp.answering.providers import (
 )
 from codeqa_lsp.answering.providers.base import Cancelled
 from codeqa_lsp.answering.redact import Redactor
+from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
 from codeqa_lsp.chunking.secret_rules import secret_content_rule, secret_name_rule
 from codeqa_lsp.config import Settings
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
@@ -140,6 +142,13 @@ class Answerer:
             yield Answer(text=f"`{rel_path}` looks like it holds secrets ({secret}); it is never "
                               "explained or sent anywhere.", latency_s=time.monotonic() - started)
             return
+        skipped = self.workspace.indexer.skip_reason(rel_path)
+        if skipped is not None:
+            # What the scanner would not index (`.git/`, excluded folders, key files) is
+            # never sent to a provider either, from disk or from an editor buffer.
+            yield Answer(text=f"`{rel_path}` is not part of the indexed workspace ({skipped}); "
+                              "it is not explained or sent anywhere.", latency_s=time.monotonic() - started)
+            return
         found = self._explain_context(rel_path, line, text)
         if found is None:
             yield Answer(text=f"No function, method or class encloses line {line} of `{rel_path}`.",
@@ -199,10 +208,8 @@ class Answerer:
         return target, (self._callees(target) if with_callees else []), resolver
 
     def _read(self, rel_path: str) -> str | None:
-        try:
-            return self.workspace.abspath(rel_path).read_bytes().decode("utf-8", "replace")
-        except OSError:
-            return None
+        data = read_at_answer_time(self.workspace.root, rel_path, self.settings)
+        return None if data is None else decode_source(data)
 
     def _callees(self, target: Chunk) -> list[Chunk]:
         """Indexed definitions of the names `target` calls, nearest file first."""
@@ -331,7 +338,7 @@ class Answerer:
         self, raw: str, chunks: Sequence[Chunk], resolver: CitationResolver, started: float,
         provider: str, model: str, usage: Usage | None, cached: bool = False,
     ) -> Answer:
-        checked = verify(raw, chunks, resolver)
+        checked = verify(sanitize_markdown(raw), chunks, resolver)
         text = checked.text if checked.citations else checked.text.rstrip() + UNCITED_NOTE
         return Answer(
             text=text, citations=checked.citations, chunks=list(chunks), confident=True,

@@ -12,6 +12,7 @@ Only what can be checked survives:
   symbol still exists, re-pointed to its current lines (the file is re-chunked).
 
 Code spans and fenced blocks are left untouched: `items[0]` is code, not a citation.
+Model text arrives here already sanitised (`sanitize.sanitize_markdown`): no links of its own.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from codeqa_lsp.answering.model import Citation
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
 
 if TYPE_CHECKING:
     from codeqa_lsp.engine import Workspace
@@ -35,22 +37,6 @@ _CODE = re.compile(r"(```[\s\S]*?(?:```|\Z)|~~~[\s\S]*?(?:~~~|\Z)|`[^`\n]+`)")
 _MARKER = re.compile(r"(?P<space>[ \t]*)(?<![\w)])\[(?P<body>\s*\d+(?:\s*[,;\-–]\s*\d+)*\s*)\](?!\()")
 _MENTION = re.compile(
     r"(?<![\w/.\-])(?P<path>(?:[\w.\-]+/)*[\w.\-]+\.[A-Za-z0-9]+):(?P<start>\d+)(?:-(?P<end>\d+))?\b")
-# Links the model wrote itself (`[1](file:///etc/passwd)`, `<command:...>`, `[x]: file:...`)
-# would render exactly like verified citations: only plain web links keep their target.
-_FOREIGN_LINK = re.compile(
-    r"!?\[(?P<label>[^\]\n]*)\]\((?!https?://)[^)\n]*\)"
-    r"|<(?P<auto>(?!https?://)[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\s]*)>"
-    r"|^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*<?(?!https?://)\S+.*$", re.MULTILINE)
-
-
-def _unlink(match: re.Match[str]) -> str:
-    """The link's text (a `[1](...)` stays a marker, to be verified), an autolink as code."""
-    label, auto = match.group("label"), match.group("auto")
-    if label is not None:
-        return f"[{label}]" if _MARKER.fullmatch(f"[{label}]") else label
-    return f"`{auto}`" if auto is not None else ""
-
-
 @dataclass
 class VerifiedText:
     text: str
@@ -92,12 +78,10 @@ class CitationResolver:
                 digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
                 self._files[path] = (text, digest)
             else:
-                try:
-                    data = self.workspace.abspath(path).read_bytes()
-                except OSError:
-                    self._files[path] = None
-                else:
-                    self._files[path] = (data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest())
+                # The scanner's rules: inside the root, regular file, size cap (a FIFO or a
+                # /dev/zero symlink swapped in for a cited file must not hang or blow up).
+                data = read_at_answer_time(self.workspace.root, path, self.workspace.settings)
+                self._files[path] = None if data is None else (decode_source(data), hashlib.sha256(data).hexdigest())
         return self._files[path]
 
     def resolve(self, number: int, chunk: Chunk) -> Citation | None:
@@ -191,7 +175,9 @@ def verify(
                 fixed = fix_mention(mention, "".join(pieces[index + 1:index + 2]))
                 out.append(piece + fixed[len(mention.group(0)):])
             continue
-        prose = _MARKER.sub(fix_marker, _FOREIGN_LINK.sub(_unlink, piece) if check_mentions else piece)
+        # Links, images and HTML the model wrote were reduced to text by `sanitize_markdown`
+        # before this point (a per-piece regex here once deleted prose after a code span).
+        prose = _MARKER.sub(fix_marker, piece)
 
         def mention_in_prose(match: re.Match[str], source: str = prose) -> str:
             return fix_mention(match, source[match.end():])

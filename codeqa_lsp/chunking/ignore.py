@@ -80,7 +80,7 @@ class WorkspaceFilter:
 
     def skip_reason(self, rel_path: str) -> str | None:
         """Why this file is not indexed, or None if it is."""
-        rel = rel_path.replace("\\", "/").strip("/")
+        rel = normalize_rel(rel_path)
         parent, _, name = rel.rpartition("/")
         reason = self.dir_skip_reason(parent) if parent else None
         if reason is None:
@@ -89,7 +89,7 @@ class WorkspaceFilter:
 
     def dir_skip_reason(self, rel_dir: str) -> str | None:
         """Why a directory (and so everything under it) is not walked, or None."""
-        rel = rel_dir.replace("\\", "/").strip("/")
+        rel = normalize_rel(rel_dir)
         if not rel:
             return None
         cached = self._dir_verdicts.get(rel, False)
@@ -174,6 +174,14 @@ class WorkspaceFilter:
     def _log(self, rel: str, reason: str, rule: str, level: int = logging.DEBUG) -> str:
         logger.log(level, "skip %s: %s (%s)", rel, reason, rule)
         return reason
+
+
+def normalize_rel(rel_path: str) -> str:
+    """`/`-separated relative path. A backslash is a separator only on Windows: elsewhere it
+    is an ordinary file-name character (`a\\b.py` is one file, not `a/b.py`; it used to be
+    counted as "vanished")."""
+    rel = rel_path.replace("\\", "/") if os.sep == "\\" else rel_path
+    return rel.strip("/")
 
 
 def is_within(root: Path, target: str | os.PathLike[str]) -> bool:

@@ -29,6 +29,7 @@ Log lines name the path and the rule, never file content (secrets stay out of lo
 
 from __future__ import annotations
 
+import codecs
 import errno
 import hashlib
 import logging
@@ -39,7 +40,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeqa_lsp.chunking.ignore import WorkspaceFilter, is_within
+from codeqa_lsp.chunking.ignore import WorkspaceFilter, is_within, normalize_rel
 from codeqa_lsp.chunking.secret_rules import secret_content_rule
 from codeqa_lsp.chunking.splitter import looks_minified
 from codeqa_lsp.config import Settings
@@ -79,9 +80,39 @@ class ScanResult:
     skipped: Counter[str] = field(default_factory=Counter)
 
 
+class NotRegularFile(OSError):
+    """The path turned into something else (FIFO, device) between `stat` and `open`."""
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes:
+    """At most `max_bytes + 1` bytes of a regular file; never blocks, never reads a device.
+
+    `O_NONBLOCK` makes opening a FIFO return at once (a FIFO swapped in for a cited file
+    once hung `codeqa.ask` and `shutdown` forever), and the type is checked on the open
+    descriptor, so a swap after an earlier `stat` is caught too (a symlink to `/dev/zero`
+    once grew the server to 2 GB in 2 s). Raises OSError (NotRegularFile for the swaps).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+        parts: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            parts.append(chunk)
+            left -= len(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
 def read_source(root: Path, rel_path: str, settings: Settings) -> SourceFile | Skip:
     """Read one workspace file, or say why it must not be indexed. Never raises."""
-    rel = rel_path.replace("\\", "/").strip("/")
+    rel = normalize_rel(rel_path)
     path = Path(root) / rel
     try:
         info = os.stat(path)
@@ -91,20 +122,53 @@ def read_source(root: Path, rel_path: str, settings: Settings) -> SourceFile | S
             return _skip(rel, "too-large", f"{info.st_size} bytes > {settings.max_file_bytes}")
         if os.path.islink(path) and not is_within(root, path):
             return _skip(rel, "outside-root", "symlink target outside the workspace")
-        with open(path, "rb") as handle:
-            data = handle.read(settings.max_file_bytes + 1)
+        data = read_regular(path, settings.max_file_bytes)
     except FileNotFoundError:
         return _skip(rel, "vanished", "file disappeared before it was read")
+    except NotRegularFile:
+        return _skip(rel, "unsupported", "not a regular file")
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return _skip(rel, "symlink-loop", "symlink cycle")
         return _skip(rel, "unreadable", type(exc).__name__)
-    text = data.decode("utf-8", errors="replace")
+    text = decode_source(data)
     found = _content_rule(text, data, settings)
     if found is not None:
         reason, rule = found
         return _skip(rel, reason, rule, logging.INFO if reason == "secret-content" else logging.DEBUG)
     return SourceFile(rel, text, len(data), info.st_mtime, hashlib.sha256(data).hexdigest())
+
+
+def read_at_answer_time(root: Path, rel_path: str, settings: Settings) -> bytes | None:
+    """A workspace file's bytes for citation checks and explanations, by the scanner's rules:
+    inside the root (symlinks and `..` resolved), a regular file, at most `maxFileBytes`.
+    None otherwise (the caller treats it as gone)."""
+    path = Path(root) / normalize_rel(rel_path)
+    if not is_within(root, path):
+        return None
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > settings.max_file_bytes:
+            return None
+        data = read_regular(path, settings.max_file_bytes)
+    except OSError:
+        return None
+    return data if len(data) <= settings.max_file_bytes else None
+
+
+_UTF16_BOMS = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def decode_source(data: bytes) -> str:
+    """UTF-8 (invalid bytes replaced); UTF-16 when the file starts with its byte-order mark.
+
+    Windows tools write UTF-16 with a BOM (PowerShell, some .NET project files); its NUL
+    bytes used to classify such files as binary.
+    """
+    for bom, codec in _UTF16_BOMS:
+        if data.startswith(bom):
+            return data[len(bom):].decode(codec, errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def content_skip_reason(text: str, settings: Settings) -> str | None:
@@ -118,7 +182,7 @@ def _content_rule(text: str, data: bytes, settings: Settings) -> tuple[str, str]
     """(reason, rule description) for content that must not be indexed."""
     if len(data) > settings.max_file_bytes:  # also: the file grew between stat and read
         return "too-large", f"more than {settings.max_file_bytes} bytes"
-    if b"\x00" in data:
+    if b"\x00" in data and not data.startswith(tuple(bom for bom, _ in _UTF16_BOMS)):
         return "binary", "NUL byte"
     rule = secret_content_rule(text)
     if rule is not None:

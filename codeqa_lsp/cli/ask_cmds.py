@@ -22,6 +22,7 @@ from typing import Any
 from codeqa_lsp.answering.model import Answer
 from codeqa_lsp.cli import UsageError, existing_dir, print_json
 from codeqa_lsp.cli.common import engine_errors, progress_printer, settings_from_args
+from codeqa_lsp.cli.terminal import redraw
 from codeqa_lsp.config import PROVIDERS
 from codeqa_lsp.retrieval.model import SearchFilters
 
@@ -65,7 +66,7 @@ def _workspace(args: argparse.Namespace) -> Any:
     workspace = Workspace(args.root, settings_from_args(args).replace(**changes))
     workspace.index(progress=progress_printer(sys.stderr.isatty() and not args.json))
     if sys.stderr.isatty() and not args.json:
-        sys.stderr.write("\r" + " " * 100 + "\r")
+        redraw(sys.stderr, " " * 100 + "\r")
     return workspace
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from codeqa_lsp.cli import CommandError
+from codeqa_lsp.cli.terminal import redraw
 from codeqa_lsp.config import EMBEDDERS, Settings
 from codeqa_lsp.index.model import IndexProgress
 
@@ -41,6 +43,8 @@ def engine_errors() -> Iterator[None]:
         raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")) from None
+    except sqlite3.Error as exc:  # e.g. "database or disk is full" mid-run: what was committed stays
+        raise CommandError(f"index database: {exc}; the index keeps what was committed") from None
 
 
 def progress_printer(enabled: bool) -> Callable[[IndexProgress], None] | None:
@@ -56,7 +60,7 @@ def progress_printer(enabled: bool) -> Callable[[IndexProgress], None] | None:
         width = 30
         filled = width * p.percentage // 100
         label = f"{p.phase:5} [{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}"
-        sys.stderr.write("\r" + label[:100].ljust(100))
+        redraw(sys.stderr, label[:100].ljust(100))
         sys.stderr.flush()
 
     return show

@@ -14,13 +14,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from codeqa_lsp.cli import UsageError, existing_dir, print_json
+from codeqa_lsp.cli import CommandError, UsageError, existing_dir, print_json
 from codeqa_lsp.cli.common import (
     add_engine_options,
     engine_errors,
     progress_printer,
     settings_from_args,
 )
+from codeqa_lsp.cli.terminal import redraw
 from codeqa_lsp.index.model import IndexReport, IndexStatus
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
 
@@ -76,7 +77,7 @@ def _run_index(indexer: Any, args: argparse.Namespace) -> IndexReport:
     tty = sys.stderr.isatty() and not args.json
     report: IndexReport = indexer.index(progress=progress_printer(tty))
     if tty:
-        sys.stderr.write("\r" + " " * 100 + "\r")
+        redraw(sys.stderr, " " * 100 + "\r")
     return report
 
 
@@ -86,7 +87,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     with engine_errors():
         indexer = _indexer(args)
         try:
+            indexer.check_writable()  # disk full / read-only: one line, the old index is kept
             report = _run_index(indexer, args)
+            if report.write_error:
+                raise CommandError(f"writing the index failed ({report.write_error}); what was indexed "
+                                   "before stays searchable, and the next run completes when space returns")
             status = indexer.status()
             kinds = Counter(c.kind for c in indexer.chunks())
         finally:

@@ -15,8 +15,10 @@ connections in WAL mode and are never blocked by writers.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
+import os
 import shutil
 import sqlite3
 import threading
@@ -34,7 +36,14 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders import CountingEmbedder, Embedder, EmbedderError, create_embedder
 from codeqa_lsp.index.embedders.cache import EmbeddingCache
 from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
-from codeqa_lsp.index.store import Store, StoreCorrupt, label_for
+from codeqa_lsp.index.store import (
+    IndexReadOnly,
+    Store,
+    StoreCorrupt,
+    StoreUnwritable,
+    is_unwritable,
+    label_for,
+)
 from codeqa_lsp.index.vectors import VectorStore
 from codeqa_lsp.retrieval.model import SearchFilters
 
@@ -73,14 +82,15 @@ class Indexer:
         )
         self.cache = EmbeddingCache(cache_dir, settings.embedding_cache_bytes, namespace=space)
         self._rebuilt_reason: str | None = None
+        self.read_only_reason: str | None = None  # set when the index could only be opened read-only
         self.store = self._open_store()
         owner = self.store.get_meta("root")
-        if owner is not None and owner != str(self.root):
+        if owner is not None and owner != str(self.root) and self.read_only_reason is None:
             # A fixed indexDir reused for another workspace: its paths mean other files.
             self.store.close()
             self._wipe_store(f"index dir belonged to {owner}; rebuilt for {self.root}")
             self.store = self._open_store()
-        self.store.set_meta("root", str(self.root))
+        self._write_meta("root", str(self.root))
         self.vectors = VectorStore(self.index_dir, self.embedder.dim, identity)
         reason = self.vectors.load()
         if reason:
@@ -89,8 +99,9 @@ class Indexer:
         if previous not in (None, space) and not len(self.vectors):
             # Vectors from two models are never mixed: each embedder has its own vector file.
             self._note_rebuild(f"embedder changed from {previous} to {space}; re-embedding everything")
-        self.store.set_meta("embedder", space)
-        self._check_chunking()
+        self._write_meta("embedder", space)
+        if self.read_only_reason is None:
+            self._check_chunking()
         self._index_lock = threading.Lock()
         self._save_lock = threading.Lock()
         self._save_timer: threading.Timer | None = None
@@ -101,14 +112,38 @@ class Indexer:
 
         self._filter = WorkspaceFilter(self.root, settings)
         self._embed_query_cached = lru_cache(maxsize=256)(self._embed_query_uncached)
-        if self.store.counts()[0]:
+        if self.store.counts()[0] and self.read_only_reason is None:
             self._drop_orphan_vectors()
+
+    def _write_meta(self, key: str, value: str) -> None:
+        """Metadata written on open; a disk that filled up since leaves the index read-only."""
+        if self.read_only_reason is not None:
+            return
+        try:
+            self.store.set_meta(key, value)
+        except sqlite3.OperationalError as exc:
+            if not is_unwritable(exc):
+                raise
+            self.read_only_reason = str(exc)
+            log.warning("index %s cannot be written (%s); read-only until space returns", self.index_dir, exc)
+
+    def check_writable(self) -> None:
+        """Raise IndexReadOnly (one line) when this index was opened read-only."""
+        if self.read_only_reason is not None:
+            raise IndexReadOnly(
+                f"the index at {self.index_dir} cannot be written ({self.read_only_reason}); "
+                "the previous index is still searchable — free space (or fix permissions) and run again")
 
     # -- opening and recovery ------------------------------------------------------------
     def _open_store(self) -> Store:
         db = self.index_dir / DB_NAME
         try:
             return Store(db)
+        except StoreUnwritable as exc:
+            # Disk full or a read-only file: keep serving the previous index, never wipe it.
+            self.read_only_reason = str(exc)
+            log.warning("index %s cannot be written (%s); opened read-only", self.index_dir, exc)
+            return Store(db, read_only=True)
         except StoreCorrupt as exc:
             self._wipe_store(f"index database unusable ({exc}); rebuilt from the files")
             return Store(db)
@@ -143,6 +178,25 @@ class Indexer:
         Two passes: first every changed file is chunked and stored (BM25 then covers the whole
         workspace within seconds), then the chunks without a vector are embedded, so dense
         search joins progressively (`coverage()`)."""
+        if self.read_only_reason is not None:
+            # Search and ask keep working on the previous index; `codeqa index` reports it
+            # (check_writable) and the next run completes once space returns.
+            log.warning("index %s is read-only (%s); not updated", self.index_dir, self.read_only_reason)
+            return IndexReport(chunks_total=self.store.counts()[0], rebuilt_reason=self._rebuilt_reason)
+        try:
+            return self._index_run(progress, cancel)
+        except (sqlite3.OperationalError, OSError) as exc:
+            if isinstance(exc, OSError) and exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
+                raise
+            if isinstance(exc, sqlite3.OperationalError) and not is_unwritable(exc):
+                raise
+            # A full disk mid-run: every committed file stays indexed and searchable; the
+            # next run picks up the rest (unchanged files are skipped by hash).
+            reason = f"{exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+            log.warning("index %s: writing failed (%s); kept what was committed", self.index_dir, reason)
+            return IndexReport(chunks_total=self.store.counts()[0], write_error=reason)
+
+    def _index_run(self, progress: ProgressCallback | None, cancel: threading.Event | None) -> IndexReport:
         from codeqa_lsp.chunking.scanner import WorkspaceFilter, scan
 
         started = time.monotonic()
@@ -269,6 +323,10 @@ class Indexer:
                 dead_labels.extend(dead)
         self.vectors.delete(dead_labels)
         return outcomes
+
+    def skip_reason(self, rel_path: str) -> str | None:
+        """Why the scanner would not index this path (ignore rules, excludes, secret names)."""
+        return "outside-root" if _escapes_root(rel_path) else self._filter.skip_reason(rel_path)
 
     def _sync_file(
         self, conn: sqlite3.Connection, rel_path: str, text: str | None
@@ -438,7 +496,7 @@ class Indexer:
 
 
 def _escapes_root(rel_path: str) -> bool:
-    path = PurePosixPath(rel_path.replace("\\", "/"))
+    path = PurePosixPath(rel_path.replace("\\", "/") if os.sep == "\\" else rel_path)
     return path.is_absolute() or ".." in path.parts or not path.parts
 
 

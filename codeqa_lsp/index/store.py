@@ -61,6 +61,30 @@ class StoreCorrupt(Exception):
     """The database cannot be used as is; the caller rebuilds it."""
 
 
+class StoreUnwritable(Exception):
+    """The database is fine but cannot be written now (disk full, read-only file or folder).
+
+    Never a reason to rebuild: wiping an index because the disk is full used to destroy it
+    (issue 15). The caller opens it read-only instead."""
+
+
+class IndexReadOnly(OSError):
+    """An index run was asked of an index that can only be read now (one-line message)."""
+
+
+# SQLite primary result codes that mean "cannot write here", not "corrupt".
+_UNWRITABLE_CODES = {3, 8, 10, 13, 14}  # PERM, READONLY, IOERR, FULL, CANTOPEN
+_UNWRITABLE_TEXT = ("disk is full", "readonly", "read-only", "unable to open", "disk i/o error")
+
+
+def is_unwritable(exc: BaseException) -> bool:
+    """The error says the disk or file refuses writes (as opposed to corruption)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and (code & 0xFF) in _UNWRITABLE_CODES:
+        return True
+    return any(text in str(exc).lower() for text in _UNWRITABLE_TEXT)
+
+
 def label_for(chunk_id: str) -> int:
     """The hnswlib label of a chunk: 60 bits of its (hex, content-derived) id.
 
@@ -78,18 +102,24 @@ def _glob_match(path: str, globs: str) -> int:
 
 
 class Store:
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, read_only: bool = False) -> None:
         self.db_path = db_path
+        self.read_only = read_only
         self.write_lock = threading.RLock()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
         try:
+            if read_only and not db_path.exists():
+                raise StoreUnwritable(f"{db_path} does not exist and cannot be created")
             self._writer = self._connect()
-            self._writer.execute("PRAGMA journal_mode=WAL")
-            self._writer.executescript(_SCHEMA)
+            if not read_only:
+                self._writer.execute("PRAGMA journal_mode=WAL")
+                self._writer.executescript(_SCHEMA)
             version = self.get_meta("schema_version")
+            if version is None and read_only:
+                raise StoreUnwritable(f"{db_path} holds no index yet and cannot be written")
             if version is None:
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
             elif version != str(SCHEMA_VERSION):
@@ -99,22 +129,44 @@ class Store:
                 raise StoreCorrupt(f"integrity check failed: {check[0] if check else 'no result'}")
         except sqlite3.DatabaseError as exc:
             self.close()
+            if is_unwritable(exc):
+                raise StoreUnwritable(str(exc)) from exc
             raise StoreCorrupt(str(exc)) from exc
-        except StoreCorrupt:
+        except (StoreCorrupt, StoreUnwritable):
             self.close()
             raise
 
     # -- connections ---------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            str(self.db_path), timeout=30.0, isolation_level=None, check_same_thread=False
-        )
+        if self.read_only:
+            conn = self._connect_read_only()
+        else:
+            conn = sqlite3.connect(
+                str(self.db_path), timeout=30.0, isolation_level=None, check_same_thread=False
+            )
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
         conn.create_function("globmatch", 2, _glob_match, deterministic=True)
         with self._connections_lock:
             self._connections.append(conn)
         return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """`mode=ro` reads the WAL database without writing; when even that fails (the
+        `-shm` file could not be created on a full disk) `immutable=1` reads the main file
+        alone, which holds everything once the last writer checkpointed on close."""
+        uri = self.db_path.resolve().as_uri()
+        for query in ("mode=ro", "mode=ro&immutable=1"):
+            conn = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=30.0,
+                                   isolation_level=None, check_same_thread=False)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return conn
+            except sqlite3.DatabaseError:
+                conn.close()
+                if "immutable" in query:
+                    raise
+        raise AssertionError("unreachable")
 
     def _reader(self) -> sqlite3.Connection:
         if self._closed:

@@ -17,6 +17,7 @@ from an empty index (re-embedding from the embedding cache).
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import hashlib
 import json
@@ -58,11 +59,15 @@ def _fsync_dir(directory: Path) -> None:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     _fsync_dir(path.parent)
 
 
@@ -76,7 +81,16 @@ def _process_lock(lock_path: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows: in-process locking only
         yield
         return
-    with open(lock_path, "a+b") as handle:
+    try:
+        handle = open(lock_path, "a+b")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.ENOSPC, errno.EPERM):
+            raise
+        # A read-only or full index folder: we can only read it, and a read needs no lock
+        # against our own writes (a save there fails on its own with a clear error).
+        yield
+        return
+    with handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -193,14 +207,21 @@ class VectorStore:
         with self._lock, _process_lock(self._lock_path):
             if len(self._deleted) > max(COMPACT_MIN, COMPACT_SHARE * self._index.element_count):
                 self._compact()
-            generation = max(self._generation, _committed_generation(self.pointer)) + 1
+            committed = _committed_generation(self.pointer)
+            if committed > self._generation:
+                self._adopt_committed()
+            generation = max(self._generation, committed) + 1
             name = f"{self.prefix}-{generation}.hnsw"
             path = self.directory / name
             tmp = self.directory / f"{name}.tmp"
-            self._index.save_index(str(tmp))
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            try:
+                self._index.save_index(str(tmp))
+                with open(tmp, "rb+") as fh:
+                    os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # a full disk must not leave half a file behind
+                raise
             record = {
                 "generation": generation,
                 "file": name,
@@ -214,6 +235,35 @@ class VectorStore:
             self._generation = generation
             self.dirty = False
             self._remove_stale_files(keep=name)
+
+    def _adopt_committed(self) -> int:
+        """Adopt the vectors another process committed since our last load or save.
+
+        The language server and `codeqa index` may both write one index: without this, the
+        server's next save replaced the file with its own in-memory copy and dropped the
+        vectors the CLI had just committed (issue 15). Saves are serialised by the process
+        lock; inside it, every label of the newer generation that we neither hold nor
+        deleted is added here first. Returns how many were adopted.
+        """
+        import hnswlib
+
+        try:
+            record = json.loads(self.pointer.read_text("utf-8"))
+            if record["identity"] != self.identity:
+                return 0
+            path = self.directory / record["file"]
+            if path.stat().st_size != record["size"] or _sha256_file(path) != record["sha256"]:
+                return 0
+            other = hnswlib.Index(space="cosine", dim=self.dim)
+            other.load_index(str(path), max_elements=0, allow_replace_deleted=False)
+            theirs = {int(x) for x in other.get_ids_list()} - {int(x) for x in record.get("deleted", [])}
+        except (OSError, RuntimeError, ValueError, KeyError, TypeError):
+            return 0
+        new = sorted(theirs - self._live - self._deleted)
+        if new:
+            self.add(new, np.asarray(other.get_items(new), dtype=np.float32))
+            log.info("adopted %d vectors another process saved to %s", len(new), self.directory)
+        return len(new)
 
     def _compact(self) -> None:
         """Rebuild the graph from the live vectors, dropping deleted labels for good."""

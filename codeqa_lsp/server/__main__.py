@@ -11,32 +11,20 @@ import argparse
 import contextlib
 import logging
 import os
-import re
 import sys
 from collections.abc import Sequence
 
 from codeqa_lsp import __version__
+from codeqa_lsp.secret_shapes import LOG_REDACTED
+from codeqa_lsp.secret_shapes import redact as redact_secrets
+from codeqa_lsp.server.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 SWITCH_INTERVAL_SECONDS = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-_SECRET_PATTERNS = (
-    # "apiKey": "...", 'api_key': '...', apiKey=...
-    re.compile(r"""(?i)(["']?api[_-]?key["']?\s*[:=]\s*)(["']?)[^"',\s})]+\2"""),
-    # HTTP auth headers (`Authorization: Bearer ...`)
-    re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{8,}=*"),
-    # provider-shaped keys wherever they appear
-    re.compile(r"\b(sk-(?:ant-)?[A-Za-z0-9_\-]{16,})"),
-    re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,})"),
-    re.compile(r"\b(AKIA[0-9A-Z]{16})\b"),
-)
-
-
 def redact(text: str) -> str:
-    text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)}{m.group(2)}***{m.group(2)}", text)
-    for pattern in _SECRET_PATTERNS[1:]:
-        text = pattern.sub("***", text)
-    return text
+    """Log lines: the shared secret shapes plus keyed values, bearer tokens, URL userinfo."""
+    return redact_secrets(text, LOG_REDACTED, logs=True)
 
 
 class RedactingFilter(logging.Filter):
@@ -84,6 +72,27 @@ def build_parser() -> argparse.ArgumentParser:
     transport = parser.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (default)")
     transport.add_argument("--tcp", type=_host_port, metavar="HOST:PORT", help="listen on a TCP port")
+    parser.add_argument(
+        "--token-file", metavar="PATH",
+        help="TCP: read the client's token from this 0600 file (or write a new one there); "
+             "default: $CODEQA_LSP_TOKEN, else a new token in $XDG_RUNTIME_DIR/codeqa-lsp/tcp-PORT.token",
+    )
+    parser.add_argument(
+        "--max-clients", type=int, default=1, metavar="N",
+        help="TCP: serve N client sessions one after another, then exit (default 1)",
+    )
+    parser.add_argument(
+        "--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N",
+        help="refuse (-32600) and skip any message larger than this (default 64 MB)",
+    )
+    parser.add_argument(
+        "--base-url", metavar="URL",
+        help="trusted answer endpoint (OpenAI-compatible server or gateway): may receive your API key",
+    )
+    parser.add_argument(
+        "--embedding-base-url", metavar="URL",
+        help="trusted embedding endpoint: may receive your API key",
+    )
     parser.add_argument("--log-file", help="write logs here instead of stderr")
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"], type=str.lower
@@ -101,12 +110,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     from codeqa_lsp.server.app import build_server, prewarm_engine
 
     prewarm_engine()
+    from codeqa_lsp.server import transport
+
     server = build_server()
+    server.trusted_settings = {
+        k: v for k, v in (("baseUrl", args.base_url), ("embeddingBaseUrl", args.embedding_base_url)) if v
+    }
     if args.tcp:
         host, port = args.tcp
-        server.start_tcp(host, port)
+        try:
+            token, written = transport.resolve_token(port, args.token_file)
+        except (OSError, ValueError) as exc:
+            sys.stderr.write(f"codeqa-lsp: cannot set up the TCP token: {exc}\n")
+            return 2
+        if written is not None:
+            sys.stderr.write(f"codeqa-lsp: TCP token written to {written}\n")
+        transport.serve_tcp(server, host, port, token, args.max_message_bytes, args.max_clients)
     else:
-        server.start_io()
+        transport.serve_stdio(server, args.max_message_bytes)
     # LSP: exit code 0 only when `shutdown` came first. By now `shutdown` has persisted and
     # closed every index; leave without joining worker threads that may sit in a provider's
     # network timeout (a cancelled answer), which would keep the editor waiting for nothing.

@@ -38,6 +38,9 @@ T = TypeVar("T")
 
 CONFIG_SECTION = "codeqa"
 _RESERVED_OPTION = "clientFeatures"
+# Settings the launching client took from *user* scope only (README "Privacy").
+USER_SETTINGS_OPTION = "userSettings"
+_PROVENANCE = (("baseUrl", "base_url"), ("embeddingBaseUrl", "embedding_base_url"), ("apiKey", "api_key"))
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,8 @@ class CodeQAServer(LanguageServer):
 
         self.init_options: dict[str, Any] = {}
         self.pulled_config: dict[str, Any] = {}
+        # From the command line (`--base-url`): trusted like user settings.
+        self.trusted_settings: dict[str, Any] = {}
         self.settings = Settings()
         self.client_features = ClientFeatures()
         self.client_name = ""
@@ -140,11 +145,28 @@ class CodeQAServer(LanguageServer):
 
     # -- settings ---------------------------------------------------------------------------------
     def effective_settings(self) -> Settings:
-        merged = {k: v for k, v in self.init_options.items() if k != _RESERVED_OPTION}
-        merged.update({k: v for k, v in self.pulled_config.items() if v is not None})
-        settings, problems = Settings.from_wire(merged)
+        """Workspace-scoped settings, overridden by user-scoped ones and the command line.
+
+        Top-level `initializationOptions` and `workspace/configuration` may carry a
+        repository's own settings file, so endpoints and keys from there are marked
+        workspace-scoped (`Settings.key_for_endpoint` keeps the user's key from them).
+        """
+        reserved = {_RESERVED_OPTION, USER_SETTINGS_OPTION}
+        workspace = {k: v for k, v in self.init_options.items() if k not in reserved}
+        workspace.update({k: v for k, v in self.pulled_config.items() if v is not None})
+        user = self.init_options.get(USER_SETTINGS_OPTION)
+        if user is not None and not isinstance(user, dict):
+            self.report_settings_problems([f"{USER_SETTINGS_OPTION} must be an object; ignored"])
+            user = None
+        trusted = {**(user or {}), **self.trusted_settings}
+        settings, problems = Settings.from_wire({**workspace, **trusted})
         self.report_settings_problems(problems)
-        return settings
+        scoped = frozenset(
+            name for camel, name in _PROVENANCE
+            if any(workspace.get(k) is not None for k in (camel, name))
+            and not any(trusted.get(k) is not None for k in (camel, name))
+        )
+        return settings.replace(workspace_scoped=scoped)
 
     async def pull_configuration(self) -> None:
         """Read section `codeqa` from the client (when it supports workspace/configuration)."""

@@ -25,6 +25,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from codeqa_lsp.answering.model import Answer
+from codeqa_lsp.answering.sanitize import escape_preview
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
 from codeqa_lsp.server.app import CodeQAServer
 from codeqa_lsp.server.convert import answer_json, line_range, search_hit_json
@@ -194,8 +195,12 @@ async def stream_answer(
             last_report[0] = now
             ls.work_done_progress.report(token, types.WorkDoneProgressReport(message="".join(partial)))
 
+    last_char = [""]
+
     def emit(text: str) -> None:
-        ls.call_soon(send_delta, text)
+        safe = escape_preview(text, last_char[0])  # raw model text: inert until sanitised
+        last_char[0] = text[-1:] or last_char[0]
+        ls.call_soon(send_delta, safe)
 
     with ls.robust.cancellation(msg_id) as cancel:
         if token is not None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from codeqa_lsp.config import Settings
 from codeqa_lsp.server.convert import uri_to_path
 
 if TYPE_CHECKING:
@@ -33,18 +34,27 @@ def document_text(ls: CodeQAServer, uri: str) -> str | None:
         return None
     if opened is not None:
         return opened.source
-    path = uri_to_path(uri)
-    if path is None:
+    # A document the client never opened is read from disk only inside a workspace folder,
+    # by the scanner's rules (regular file, no FIFO/device, inside the root): a hover or code
+    # lens request for `file:///etc/shadow` must not read it (issue 15).
+    found = ls.folders.folder_for_uri(uri)
+    if found is None:
         return None
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_DOCUMENT_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+    folder, path = found
+    rel = folder.relpath(path)
+    if rel is None:
         return None
-    if b"\x00" in data[:8192]:
-        return None  # binary
-    return data.decode("utf-8", errors="replace")
+    from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
+
+    data = read_at_answer_time(folder.root, rel, _document_limits())
+    if data is None:
+        return None
+    text = decode_source(data)
+    return None if "\x00" in text[:8192] else text  # binary
+
+
+def _document_limits() -> Settings:
+    return Settings(max_file_bytes=MAX_DOCUMENT_BYTES)
 
 
 def line_at(text: str, line: int) -> str | None:

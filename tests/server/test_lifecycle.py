@@ -5,6 +5,7 @@ input from an editor, and API keys kept out of debug logs."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -284,8 +285,10 @@ async def test_tcp_transport_serves_the_same_protocol(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     script = str(Path(sys.executable).with_name("codeqa-lsp"))
+    token = "launching-client-token-0123456789"  # passed by the launching client (issue 15)
     proc = await asyncio.create_subprocess_exec(
         script, "--tcp", f"127.0.0.1:{port}", "--log-level", "warning",
+        env={**os.environ, "CODEQA_LSP_TOKEN": token},
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )
     try:
@@ -309,7 +312,8 @@ async def test_tcp_transport_serves_the_same_protocol(tmp_path: Path) -> None:
                 if message.get("id") == msg_id and "method" not in message:
                     return message
 
-        init = await call(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        init = await call(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {},
+                                            "initializationOptions": {"authToken": token}})
         assert init["result"]["serverInfo"]["name"] == "codeqa-lsp"
         assert "codeqa.ask" in init["result"]["capabilities"]["executeCommandProvider"]["commands"]
         bad = await call(2, "textDocument/hover", None)

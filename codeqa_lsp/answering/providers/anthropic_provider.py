@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Generator
 from typing import Any
@@ -17,7 +18,7 @@ from codeqa_lsp.answering.providers.base import (
     ProviderError,
     stream_with_retries,
 )
-from codeqa_lsp.config import Settings
+from codeqa_lsp.config import Settings, redact_url
 
 DEFAULT_MODEL = DEFAULT_MODELS["anthropic"]
 
@@ -55,10 +56,15 @@ class AnthropicProvider:
     name = "anthropic"
 
     def __init__(self, settings: Settings) -> None:
-        key = settings.replace(provider="anthropic").resolved_api_key()
+        refused = settings.refused_endpoint("base_url")
+        if refused:
+            raise ProviderError(refused)
+        key = settings.key_for_endpoint("base_url", os.environ.get("ANTHROPIC_API_KEY"))
         if not key:
             raise ProviderError(
-                "no API key for anthropic: set ANTHROPIC_API_KEY or the `apiKey` setting")
+                "no API key for anthropic: set ANTHROPIC_API_KEY or the `apiKey` setting"
+                + (" (your own key is never sent to a baseUrl from workspace settings)"
+                   if "base_url" in settings.workspace_scoped and settings.base_url else ""))
         self.settings = settings
         self.model = settings.model or DEFAULT_MODEL
         # base_url=None lets the SDK apply ANTHROPIC_BASE_URL itself (proxies, gateways).
@@ -66,7 +72,7 @@ class AnthropicProvider:
             api_key=key, base_url=settings.base_url, max_retries=0,
             timeout=httpx2.Timeout(settings.request_timeout),
         )
-        self.endpoint = str(self.client.base_url).rstrip("/") + "/v1/messages"
+        self.endpoint = redact_url(str(self.client.base_url).rstrip("/") + "/v1/messages")  # no userinfo key in logs
 
     def stream(
         self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,

@@ -23,7 +23,7 @@ from codeqa_lsp.answering.providers.base import (
     ProviderError,
     stream_with_retries,
 )
-from codeqa_lsp.config import Settings
+from codeqa_lsp.config import Settings, redact_url
 
 DEFAULT_MODEL = DEFAULT_MODELS["openai"]
 OFFICIAL_HOST = "api.openai.com"
@@ -66,7 +66,10 @@ class OpenAIProvider:
     def __init__(self, settings: Settings) -> None:
         base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.official = base_url is None or OFFICIAL_HOST in base_url
-        key = settings.replace(provider="openai").resolved_api_key()
+        refused = settings.refused_endpoint("base_url")
+        if refused:
+            raise ProviderError(refused)
+        key = settings.key_for_endpoint("base_url", os.environ.get("OPENAI_API_KEY"))
         if not key and self.official:
             raise ProviderError(
                 "no API key for openai: set OPENAI_API_KEY or the `apiKey` setting "
@@ -77,7 +80,7 @@ class OpenAIProvider:
             api_key=key or PLACEHOLDER_KEY, base_url=base_url, max_retries=0,
             timeout=httpx2.Timeout(settings.request_timeout),
         )
-        self.endpoint = str(self.client.base_url).rstrip("/") + "/chat/completions"
+        self.endpoint = redact_url(str(self.client.base_url).rstrip("/") + "/chat/completions")  # no userinfo key in logs
 
     def stream(
         self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,

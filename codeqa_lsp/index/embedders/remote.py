@@ -21,6 +21,7 @@ import numpy as np
 
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders.base import EmbedderError, l2_normalize
+from codeqa_lsp.secret_shapes import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,11 @@ class OpenAIEmbedder:
                 "the openai embedder sends code to a remote service, but allowRemote is false; "
                 "choose the 'local' or 'hash' embedder, or point embeddingBaseUrl at a local server"
             )
-        key = (settings.api_key if settings.provider == "openai" else None) or os.environ.get("OPENAI_API_KEY")
+        refused = settings.refused_endpoint("embedding_base_url")
+        if refused:
+            raise EmbedderError(refused)
+        own = settings.api_key if settings.provider == "openai" else None
+        key = settings.replace(api_key=own).key_for_endpoint("embedding_base_url", os.environ.get("OPENAI_API_KEY"))
         if not key:
             if not self.base_url:
                 raise EmbedderError(
@@ -81,6 +86,8 @@ class OpenAIEmbedder:
         self.timeout = settings.request_timeout
         self.max_retries = settings.max_retries
         self._key = key
+        # Chunk text leaves the machine here: the same redaction as prompts (issue 15).
+        self._redactor = Redactor([settings.api_key, key])
         self._client: Any = None
         self._lock = threading.Lock()
         self._dim: int | None = self.dimensions or KNOWN_DIMS.get(self.model)
@@ -106,7 +113,7 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        clipped = [t[:MAX_CHARS_PER_INPUT] or " " for t in texts]
+        clipped = [self._redactor.redact(t)[:MAX_CHARS_PER_INPUT] or " " for t in texts]
         parts = [self._request([clipped[i] for i in group]) for group in batches(clipped)]
         return l2_normalize(np.concatenate(parts, axis=0))
 

@@ -1,0 +1,3 @@
+"""Security suite (issue 15): each attack as a test."""
+
+from tests.fakes import fake_llm  # noqa: F401
