@@ -152,6 +152,11 @@ H.run(function()
     H.ok(#H.notifications_matching('chunks from %d+ files') >= 1, 'an end-of-indexing notification')
     H.ok(vim.tbl_contains(vim.tbl_map(function(s) return s:match('^CodeQA indexing') and 1 or 0 end, statuslines), 1),
       'the statusline showed indexing: ' .. vim.inspect(statuslines))
+    -- Every phase is named with its counts in $/progress (what the statusline shows).
+    local state = lsp.states[client.id]
+    local seen = table.concat(state.messages or {}, '\n')
+    H.ok(seen:find('chunking files %d+/%d+'), 'a chunking phase with counts: ' .. seen)
+    H.ok(seen:find('embedding chunks %d+/%d+'), 'an embedding phase with counts: ' .. seen)
   end)
 
   H.test(':CodeQAStatus echoes files, chunks, coverage, embedder and provider', function()

@@ -207,6 +207,11 @@ H.run(function()
     local busy = render.status_message({ files = 1, chunks = 2, coverage = 0.5, embedder = 'local',
       provider = 'openai', model = 'gpt-4o-mini', indexing = true, skipped = vim.empty_dict() })
     H.eq(busy, 'CodeQA: 1 files, 2 chunks, coverage 50%, embedder local, provider openai (gpt-4o-mini) — indexing…')
+    local embedding = render.status_message({ files = 1, chunks = 2, coverage = 0.5, embedder = 'local',
+      provider = 'extractive', indexing = true, progress = { phase = 'embed', done = 1000, total = 4000,
+        percentage = 40, etaSeconds = 30, message = 'embedding chunks 1000/4000, about 30 s left' } })
+    H.eq(embedding, 'CodeQA: 1 files, 2 chunks, coverage 50%, embedder local, provider extractive'
+      .. ' — indexing 40%: embedding chunks 1000/4000, about 30 s left')
   end)
 
   H.test('the answer window fits a short answer and <CR> on [n] in the text jumps there', function()

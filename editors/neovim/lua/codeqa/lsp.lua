@@ -131,6 +131,15 @@ local function on_progress(err, result, ctx, handler_config)
       state.phase = 'indexing'
       state.percentage = value.percentage or state.percentage
       state.message = value.message or state.message
+      -- The last few phase messages ("chunking files 3/9", "embedding chunks 40/120, about
+      -- 5 s left"): what the statusline showed, kept for :checkhealth and the tests.
+      if type(value.message) == 'string' then
+        state.messages = state.messages or {}
+        table.insert(state.messages, value.message)
+        if #state.messages > 20 then
+          table.remove(state.messages, 1)
+        end
+      end
     elseif value.kind == 'end' then
       state.phase = 'ready'
       state.percentage = nil
