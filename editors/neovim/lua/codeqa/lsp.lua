@@ -4,6 +4,7 @@
 -- the only place that knows, so the rest of the plugin calls `M.execute` and never checks
 -- versions itself.
 local config = require('codeqa.config')
+local markdown = require('codeqa.markdown')
 local project = require('codeqa.project')
 
 local M = {}
@@ -198,6 +199,11 @@ M.handlers = {
   ['codeqa/answerDelta'] = safe(on_answer_delta),
   ['codeqa/answer'] = safe(on_answer),
 }
+-- Before 0.10 hover markdown goes through the regex syntax, which mangles it (issue 14):
+-- render it ourselves there; current versions use vim.lsp.util's treesitter markdown.
+if not markdown.native() then
+  M.handlers['textDocument/hover'] = safe(markdown.hover_handler)
+end
 
 --- Receive the streamed text of request `request_id` (nil stops listening).
 function M.listen(request_id, fn)

@@ -1,5 +1,6 @@
 -- The answer window (a float that fills in while the answer streams) and the quickfix list.
 local config = require('codeqa.config')
+local markdown = require('codeqa.markdown')
 local render = require('codeqa.render')
 
 local api = vim.api
@@ -46,12 +47,13 @@ local function window_config(content_lines)
   return float
 end
 
-local function set_lines(view, lines)
+--- `lines` are markdown; `literal` (1-based set) marks our own rows that are not.
+local function set_lines(view, lines, literal)
   if not api.nvim_buf_is_valid(view.buf) then
     return
   end
   vim.bo[view.buf].modifiable = true
-  api.nvim_buf_set_lines(view.buf, 0, -1, false, lines)
+  markdown.set_lines(view.buf, view.win, lines, literal)
   vim.bo[view.buf].modifiable = false
 end
 
@@ -161,7 +163,8 @@ function M.open(title, root)
   local origin = api.nvim_get_current_win()
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
-  vim.bo[buf].filetype = 'markdown'
+  -- Markdown with treesitter on 0.10+, rendered to highlighted plain text before (markdown.lua).
+  vim.bo[buf].filetype = markdown.native() and 'markdown' or 'codeqa'
   local win = api.nvim_open_win(buf, true, window_config())
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
@@ -215,7 +218,7 @@ function M.finish(view, result)
   view.citations = type(result.citations) == 'table' and result.citations or {}
   local lines, targets = render.answer_lines(result, view.root, view.title)
   view.targets = targets
-  set_lines(view, lines)
+  set_lines(view, lines, targets)
   pcall(api.nvim_win_set_config, view.win, window_config(lines))
 end
 
