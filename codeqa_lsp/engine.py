@@ -195,7 +195,7 @@ class Workspace:
 
     def ask_in_thread_stream(
         self, question: str, thread_id: str, filters: SearchFilters | None = None,
-        cancel: threading.Event | None = None,
+        cancel: threading.Event | None = None, use_cache: bool = True,
     ) -> Iterator[str | Answer]:
         """`ask_stream` as the next turn of conversation `thread_id`: retrieval and the prompt
         see the earlier turns, and the answered turn is recorded in the thread."""
@@ -204,7 +204,7 @@ class Workspace:
         store = self.conversations
         thread = store.get(thread_id)
         inner = self.answerer.ask_stream(
-            question, filters=filters, cancel=cancel,
+            question, filters=filters, cancel=cancel, use_cache=use_cache,
             search_query=retrieval_query(thread, question), history=prompt_history(thread),
         )
         return _LeasedStream(record_turns(inner, store, thread_id, question), self._leases)
