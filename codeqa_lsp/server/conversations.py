@@ -79,20 +79,21 @@ async def continue_(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
         found = await _find(ls, thread_id)
         if found is None:
             raise RequestFailed(f"no conversation {thread_id!r} (it may have been cleared)")
-        root, workspace, thread = found
+        root, workspace, found_thread = found
         glob = path
+        active_id = found_thread.id
     else:
         root, workspace, glob = await pick_workspace(ls, path)
         store = workspace.conversations
         latest = await ls.run_read(store.latest, ls.client_name)
-        thread = latest or await ls.run_read(store.new, question, ls.client_name)
+        active_id = (latest or await ls.run_read(store.new, question, ls.client_name)).id
     filters = commands._filters(glob, language)
     result, _ = await stream_answer(
         ls, root,
-        lambda cancel: workspace.ask_in_thread_stream(question, thread.id, filters=filters, cancel=cancel),
+        lambda cancel: workspace.ask_in_thread_stream(question, active_id, filters=filters, cancel=cancel),
         request_id,
     )
-    return {**result, "threadId": thread.id}
+    return {**result, "threadId": active_id}
 
 
 async def list_(ls: CodeQAServer, *args: Any) -> list[dict[str, Any]]:
