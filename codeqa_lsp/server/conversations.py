@@ -86,7 +86,9 @@ async def continue_(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
         root, workspace, glob = await pick_workspace(ls, path)
         store = workspace.conversations
         latest = await ls.run_read(store.latest, ls.client_name)
-        active_id = (latest or await ls.run_read(store.new, question, ls.client_name)).id
+        if latest is None:
+            latest = await ls.run_read(store.new, question, ls.client_name)
+        active_id = latest.id
     filters = commands._filters(glob, language)
     result, _ = await stream_answer(
         ls, root,
