@@ -3,7 +3,8 @@
 - `codeqa.conversation.new` `[{title?}]` → the new thread `{id, title, client, created, updated, turns}`
 - `codeqa.conversation.continue` `[{question, threadId?, path?, language?, requestId?}]` → the
   answer (as `codeqa.ask`, streamed the same way) plus `threadId`; without `threadId` the
-  client's latest thread continues (a new one is started when it has none)
+  client's latest thread continues (a new one is started when it has none, or with
+  `newThread: true`: the first question of a conversation)
 - `codeqa.conversation.list` `[{client?: bool}]` → thread summaries, newest first (`client`:
   only this editor's)
 - `codeqa.conversation.get` `[{threadId}]` → the thread with its turns (question, answer,
@@ -39,7 +40,8 @@ NEW, CONTINUE, LIST, GET, CLEAR = (
 )
 commands.SHAPES.update({
     NEW: "[{title?: string}]",
-    CONTINUE: "[{question: string, threadId?: string, path?: string, language?: string, requestId?: string}]",
+    CONTINUE: "[{question: string, threadId?: string, newThread?: bool, path?: string, language?: string, "
+              "requestId?: string}]",
     LIST: "[{client?: bool}]",
     GET: "[{threadId: string}]",
     CLEAR: "[{threadId?: string}]",
@@ -75,6 +77,9 @@ async def continue_(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     path = get_str(CONTINUE, obj, "path")
     language = get_str(CONTINUE, obj, "language")
     request_id = commands._request_id(CONTINUE, obj)
+    new_thread = obj.get("newThread", False)
+    if not isinstance(new_thread, bool):
+        raise commands._bad(CONTINUE, "'newThread' must be a boolean")
     if thread_id:
         found = await _find(ls, thread_id)
         if found is None:
@@ -85,7 +90,7 @@ async def continue_(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     else:
         root, workspace, glob = await pick_workspace(ls, path)
         store = workspace.conversations
-        latest = await ls.run_read(store.latest, ls.client_name)
+        latest = None if new_thread else await ls.run_read(store.latest, ls.client_name)
         if latest is None:
             latest = await ls.run_read(store.new, question, ls.client_name)
         active_id = latest.id

@@ -51,6 +51,11 @@ async def test_threads_follow_ups_and_history_across_a_restart(tmp_path: Path) -
         listed = result(await client.command("codeqa.conversation.list"))
         assert [(t["id"], t["turns"]) for t in listed] == [(thread_id, 3)]
         assert listed[0]["title"] == "how are settings loaded from the config file?"
+        other = result(await client.command(
+            "codeqa.conversation.continue", {"question": "how does the session retry?", "newThread": True}))
+        assert other["threadId"] != thread_id
+        assert result(await client.command("codeqa.conversation.clear", {"threadId": other["threadId"]})) == {
+            "cleared": 1}
         fresh = result(await client.command("codeqa.conversation.new", {"title": "scratch"}))
         assert fresh["turns"] == 0 and fresh["root"] == str(root)
 

@@ -476,4 +476,47 @@ H.run(function()
     H.ok(not text:find('ERROR'), 'no errors:\n' .. text)
     vim.cmd('bwipeout!')
   end)
+
+  H.test('a follow-up (f in the answer) continues the conversation with the earlier subject', function()
+    vim.cmd('edit ' .. vim.fn.fnameescape(shipping))
+    vim.cmd('CodeQAAsk how is the cart total computed with a discount?')
+    local first = wait_for_answer('the first answer')
+    local thread = codeqa.thread
+    H.ok(thread and thread.id, 'the answer belongs to a conversation')
+    local input = vim.ui.input
+    vim.ui.input = function(_, on_confirm) on_confirm('and where is it called from?') end
+    vim.api.nvim_set_current_win(first.win)
+    H.press('f')
+    vim.ui.input = input
+    local view = H.wait_for('the follow-up answer', function()
+      return ui.current and ui.current ~= first and ui.current.done and ui.current
+    end)
+    H.eq(codeqa.thread.id, thread.id, 'the same conversation')
+    H.eq(#codeqa.thread.turns, 2)
+    local text = H.buffer_text(view.buf)
+    H.contains(text, 'how is the cart total computed with a discount?')
+    H.contains(text, 'and where is it called from?')
+    -- Retrieved with the earlier subject: the caller of cart_total (Cart.total) is cited.
+    local symbols = {}
+    for _, c in ipairs(view.citations) do symbols[#symbols + 1] = c.symbol end
+    H.ok(vim.tbl_contains(symbols, 'Cart.total') or vim.tbl_contains(symbols, 'cart_total'),
+      'the follow-up cites cart_total or its caller: ' .. vim.inspect(symbols))
+    ui.close(view)
+
+    -- :CodeQAChats lists it through vim.ui.select and shows the whole thread again.
+    local select = vim.ui.select
+    local offered
+    vim.ui.select = function(items, opts, on_choice)
+      offered = vim.tbl_map(opts.format_item, items)
+      on_choice(items[1])
+    end
+    vim.cmd('CodeQAChats')
+    local shown = H.wait_for('the conversation window', function()
+      return ui.current and ui.current.done and ui.current
+    end)
+    vim.ui.select = select
+    H.contains(offered[1], '(2 turns)')
+    H.contains(H.buffer_text(shown.buf), 'and where is it called from?')
+    ui.close(shown)
+  end)
 end)
