@@ -118,11 +118,11 @@ run_e2e() {
     return 1
   fi
   local log="$LOGS/e2e.log"
-  # The screenshot goes to out/ (ignored by git); CODEQA_UPDATE_SCREENSHOT=1 refreshes the
-  # README's media/answer-panel.png instead.
+  # The screenshots (answer-panel.png, and chat-view.png beside it) go to out/ (ignored by
+  # git); CODEQA_UPDATE_SCREENSHOT=1 refreshes the README's media/ copies instead.
   local screenshot="$HERE/out/answer-panel.png"
   [ "${CODEQA_UPDATE_SCREENSHOT:-0}" = 1 ] && screenshot="$HERE/media/answer-panel.png"
-  (cd "$HERE" && timeout 300 node --experimental-websocket scripts/e2e.mjs \
+  (cd "$HERE" && timeout 400 node --experimental-websocket scripts/e2e.mjs \
     --code-server "$CODE_SERVER" --chromium "$CHROMIUM" --vsix "$HERE/out/codeqa.vsix" \
     --server "$SERVER" --screenshot "$screenshot") 2>&1 | tee "$log"
   local result

@@ -55,6 +55,18 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     return this.thread;
   }
 
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  /** Test hook: forget the thread as a window reload does, then restore it from the server. */
+  async reloadForTest(): Promise<void> {
+    this.thread = emptyThread;
+    this.loadedHistory = false;
+    this.post();
+    await this.restoreLatest();
+  }
+
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
