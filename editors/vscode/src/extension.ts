@@ -6,6 +6,7 @@
 
 import * as vscode from "vscode";
 import { AnswerPanel } from "./answerPanel";
+import { deltaRouter, registerChatParticipant } from "./chatParticipant";
 import { CHAT_VIEW_ID, ChatView } from "./chatView";
 import { selectionQuestionPrefix } from "./citations";
 import { Commands } from "./commands";
@@ -36,6 +37,8 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
   const panel = new AnswerPanel(context.extensionUri);
   // The chat needs the server and the server's delta listener needs the chat.
   const chatRef: { view?: ChatView } = {};
+  const participantListeners = new Map<string, (text: string) => void>();
+  const toParticipant = deltaRouter(participantListeners);
   const statusBar = new StatusBar(async () =>
     server?.isRunning ? server.execute<IndexStatus>(ServerCommands.status) : undefined,
   );
@@ -48,6 +51,7 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
       onAnswerDelta: (delta) => {
         panel.delta(delta);
         chatRef.view?.delta(delta);
+        toParticipant(delta);
       },
       onAnswer: (result) => panel.result(result),
       onShowAnswerStarted: (args) => panel.begin(showAnswerTitle(args), undefined),
@@ -58,6 +62,8 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
   const running = server;
   const chatView = new ChatView(context.extensionUri, running);
   chatRef.view = chatView;
+  const participant = registerChatParticipant(context, running, participantListeners);
+  if (participant) context.subscriptions.push(participant);
 
   context.subscriptions.push(
     output,
