@@ -245,6 +245,12 @@ function assertReport(report, workspace, model) {
   const status = indexing.status ?? {};
   const kinds = (indexing.progress ?? []).map((p) => p.kind);
   check("indexing progress begin → end seen via $/progress", kinds[0] === "begin" && kinds.includes("end"), JSON.stringify(kinds));
+  const messages = (indexing.progress ?? []).map((p) => p.message ?? "");
+  check(
+    "the status bar's progress named each phase with counts (chunking files, embedding chunks)",
+    messages.some((m) => /^chunking files \d+\/\d+/.test(m)) && messages.some((m) => /^embedding chunks \d+\/\d+/.test(m)),
+    JSON.stringify(messages),
+  );
   check("indexing finished with chunks from all 4 fixture files", status.indexing === false && status.files === 4 && status.chunks >= 8, JSON.stringify(status));
   check("settings reached the server (embedder hash)", status.embedder === "hash", `embedder=${status.embedder}`);
   check("status bar shows the chunk count", new RegExp(`CodeQA: ${status.chunks} chunks`).test(indexing.statusBarText ?? ""), indexing.statusBarText);
