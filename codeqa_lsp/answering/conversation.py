@@ -147,6 +147,7 @@ class ConversationStore:
         self.path = Path(directory) / FILE_NAME
         self._lock = threading.Lock()
         self._threads: dict[str, Thread] | None = None
+        self._stamp: tuple[int, int] | None = None  # (mtime_ns, size) of the file we hold
 
     # -- reading ---------------------------------------------------------------------------
     def list(self, client: str | None = None) -> list[Thread]:
@@ -201,9 +202,20 @@ class ConversationStore:
             return gone
 
     # -- disk ------------------------------------------------------------------------------
+    def _file_stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
     def _load(self) -> dict[str, Thread]:
-        if self._threads is not None:
+        """The threads, re-read when another process (the CLI beside the editor's server)
+        wrote the file since we last did, so neither overwrites the other's turns."""
+        stamp = self._file_stamp()
+        if self._threads is not None and stamp == self._stamp:
             return self._threads
+        self._stamp = stamp
         threads: dict[str, Thread] = {}
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
@@ -232,6 +244,7 @@ class ConversationStore:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(payload)
             os.replace(tmp, self.path)
+            self._stamp = self._file_stamp()
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -115,3 +115,14 @@ def test_extractive_threads_send_nothing_anywhere(make_workspace: MakeWorkspace,
     answer = final(workspace.ask_in_thread_stream("and where is it called from?", thread.id))
     assert answer.provider == "extractive" and fake_llm.requests == []
     assert any(c.symbol in {"compute_discount", "Cart.checkout"} for c in answer.citations)
+
+
+def test_two_processes_writing_the_same_history_keep_each_others_turns(tmp_path: Path) -> None:
+    editor = ConversationStore(tmp_path)  # the server's store
+    thread = editor.new()
+    editor.add_turn(thread.id, Turn("first?", "a", []))
+    cli = ConversationStore(tmp_path)  # `codeqa ask --continue` in a terminal: another process
+    cli.add_turn(thread.id, Turn("second?", "b", []))
+    editor.add_turn(thread.id, Turn("third?", "c", []))
+    again = ConversationStore(tmp_path).get(thread.id)
+    assert again is not None and [t.question for t in again.turns] == ["first?", "second?", "third?"]
