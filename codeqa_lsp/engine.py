@@ -18,12 +18,16 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codeqa_lsp.answering.model import Answer
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
 from codeqa_lsp.retrieval.model import SearchFilters, SearchResponse
+
+if TYPE_CHECKING:
+    from codeqa_lsp.answering.conversation import ConversationStore
 
 ProgressCallback = Callable[[IndexProgress], None]
 logger = logging.getLogger(__name__)
@@ -205,6 +209,29 @@ class Workspace:
             self.answerer.ask_stream(question, filters=filters, use_cache=use_cache, cancel=cancel),
             self._leases,
         )
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """This workspace's conversation threads (on disk next to the index)."""
+        from codeqa_lsp.answering.conversation import ConversationStore
+
+        return ConversationStore.for_directory(Path(self.indexer.index_dir))
+
+    def ask_in_thread_stream(
+        self, question: str, thread_id: str, filters: SearchFilters | None = None,
+        cancel: threading.Event | None = None, use_cache: bool = True,
+    ) -> Iterator[str | Answer]:
+        """`ask_stream` as the next turn of conversation `thread_id`: retrieval and the prompt
+        see the earlier turns, and the answered turn is recorded in the thread."""
+        from codeqa_lsp.answering.conversation import prompt_history, record_turns, retrieval_query
+
+        store = self.conversations
+        thread = store.get(thread_id)
+        inner = self.answerer.ask_stream(
+            question, filters=filters, cancel=cancel, use_cache=use_cache,
+            search_query=retrieval_query(thread, question), history=prompt_history(thread),
+        )
+        return _LeasedStream(record_turns(inner, store, thread_id, question), self._leases)
 
     def ask(self, question: str, filters: SearchFilters | None = None, use_cache: bool = True) -> Answer:
         return _final(self.ask_stream(question, filters, use_cache))

@@ -96,15 +96,18 @@ class Answerer:
     # -- ask -------------------------------------------------------------------------------
     def ask_stream(
         self, question: str, filters: SearchFilters | None = None, use_cache: bool = True,
-        cancel: threading.Event | None = None,
+        cancel: threading.Event | None = None, search_query: str | None = None, history: str = "",
     ) -> Stream:
+        """`search_query` and `history` come from a conversation (answering/conversation.py):
+        what to retrieve with, and the earlier turns for the prompt."""
         started = time.monotonic()
         question = question.strip()
         if not question:
             yield Answer(text="Ask a question about the code in this workspace.", latency_s=0.0)
             return
+        query = (search_query or question).strip()
         try:
-            response = self.workspace.search(question, top_k=self.settings.top_k, filters=filters)
+            response = self.workspace.search(query, top_k=self.settings.top_k, filters=filters)
         except Exception as exc:  # a broken index must produce a message, not a crash
             log.warning("search for a question failed", exc_info=True)
             reason = f"search failed ({type(exc).__name__}: {exc})"
@@ -123,9 +126,10 @@ class Answerer:
             yield answer.text
             yield answer
             return
-        prompt = build_ask_prompt(question, hits, self.settings.context_tokens, self.redactor)
-        for item in self._generate("ask", question, prompt, resolver, started, use_cache,
-                                   lambda chunks, note: extractive_answer(question, chunks, note), cancel):
+        prompt = build_ask_prompt(question, hits, self.settings.context_tokens, self.redactor, history=history)
+        subject = f"{history}\n\n{question}" if history else question
+        for item in self._generate("ask", subject, prompt, resolver, started, use_cache,
+                                   lambda chunks, note: extractive_answer(query, chunks, note), cancel):
             if isinstance(item, Answer):  # logged before it is handed over: consumers may stop there
                 self._log_question(question, hits, item)
             yield item

@@ -123,12 +123,21 @@ def _redacted(chunk: Chunk, redactor: Redactor) -> Chunk:
     return chunk if text == chunk.text else replace(chunk, text=text)
 
 
-def build_ask_prompt(question: str, chunks: Sequence[Chunk], budget: int, redactor: Redactor) -> Prompt:
+def build_ask_prompt(
+    question: str, chunks: Sequence[Chunk], budget: int, redactor: Redactor, history: str = "",
+) -> Prompt:
+    """`history`: earlier turns of the conversation (already within its own budget), placed
+    before the code so the question still comes last, right after the code it is about."""
     question = redactor.redact(question.strip())
-    room = max(1, budget - _FRAME_TOKENS - estimate_tokens(question))
+    history = redactor.redact(history.strip())
+    earlier = (
+        f"Earlier in this conversation (for what \"it\", \"that\" etc. refer to; cite only the "
+        f"excerpts below):\n\n{history}\n\n" if history else ""
+    )
+    room = max(1, budget - _FRAME_TOKENS - estimate_tokens(question) - estimate_tokens(earlier))
     kept, context = _context(chunks, room, redactor)
     user = (
-        f"Code excerpts from the workspace, most relevant first:\n\n{context}\n\n"
+        f"{earlier}Code excerpts from the workspace, most relevant first:\n\n{context}\n\n"
         f"Question: {question}\n\n"
         "Answer from the excerpts above only, citing them as [n]."
     )

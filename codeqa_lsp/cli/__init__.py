@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "codeqa_lsp.cli.chunks_cmd",
     "codeqa_lsp.cli.index_cmds",
     "codeqa_lsp.cli.ask_cmds",
+    "codeqa_lsp.cli.chat_cmd",
     "codeqa_lsp.cli.eval_cmd",
     "codeqa_lsp.cli.mcp_cmd",
 )

@@ -34,6 +34,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--path", action="append", default=[], metavar="GLOB", help="restrict retrieval (repeatable)")
     p.add_argument("--lang", action="append", default=[], metavar="L", help="language filter (repeatable)")
     p.add_argument("--show-context", action="store_true", help="print the retrieved chunks with scores first")
+    follow = p.add_mutually_exclusive_group()
+    follow.add_argument("--continue", dest="continue_thread", action="store_true",
+                        help="a follow-up in the latest conversation (shared with the editors)")
+    follow.add_argument("--thread", metavar="ID", default=None, help="a follow-up in conversation ID")
     _answer_options(p)
     p.set_defaults(func=cmd_ask)
 
@@ -79,11 +83,25 @@ def cmd_ask(args: argparse.Namespace) -> int:
         try:
             if args.show_context:
                 _print_context(workspace, args.question, filters, to_json=args.json)
-            answer = _render(workspace.ask_stream(args.question, filters=filters, use_cache=not args.no_cache),
-                             args.json)
+            thread_id = conversation_for(workspace, args.thread, args.continue_thread, args.question)
+            answer = _render(workspace.ask_in_thread_stream(args.question, thread_id, filters=filters,
+                                                            use_cache=not args.no_cache), args.json)
+            print(f"(conversation {thread_id}: follow up with --continue or --thread {thread_id})", file=sys.stderr)
         finally:
             workspace.close()
     return 0 if answer is not None else 1
+
+
+def conversation_for(workspace: Any, thread_id: str | None, continue_latest: bool, question: str) -> str:
+    """The thread a CLI question goes to: `--thread ID`, the latest for `--continue`, else a
+    new one (so the next `--continue` can follow up on it)."""
+    store = workspace.conversations
+    if thread_id:
+        if store.get(thread_id) is None:
+            raise UsageError(f"no conversation {thread_id!r} in this workspace (see `codeqa chat`, /threads)")
+        return thread_id
+    latest = store.latest() if continue_latest else None
+    return str((latest or store.new(question, client="cli")).id)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -269,6 +269,8 @@ class Indexer:
             emit(IndexProgress("embed", 0, len(missing)))
         embedded = 0
         last_checkpoint = time.monotonic()
+        if missing:  # the phase shows at once, not after the first (slow) batch
+            emit(IndexProgress("embed", 0, len(missing)))
         for start in range(0, len(missing), EMBED_BATCH):
             if self._should_stop(cancel):
                 report.cancelled = True

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class IndexProgress:
-    """Emitted while indexing; `done`/`total` count files."""
+    """Emitted while indexing; `done`/`total` count files in "chunk", chunks in "embed"."""
 
     phase: str  # "scan" | "chunk" | "embed" | "save"
     done: int

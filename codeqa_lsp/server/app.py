@@ -352,7 +352,7 @@ def prewarm_engine() -> threading.Thread:
 
 
 def build_server() -> CodeQAServer:
-    from codeqa_lsp.server import codelens, commands, documents, hover, symbols
+    from codeqa_lsp.server import codelens, commands, conversations, documents, hover, symbols
 
     server = CodeQAServer()
     server.feature(types.INITIALIZE)(on_initialize)
@@ -362,6 +362,6 @@ def build_server() -> CodeQAServer:
     server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)(on_progress_cancel)
     server.feature(types.SHUTDOWN)(on_shutdown)
     server.feature(types.EXIT)(on_exit)
-    for module in (documents, commands, hover, codelens, symbols):
+    for module in (documents, commands, conversations, hover, codelens, symbols):
         module.register(server)
     return server

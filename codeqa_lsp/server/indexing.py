@@ -31,6 +31,7 @@ from lsprotocol import types
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.model import IndexProgress, IndexReport
 from codeqa_lsp.server.convert import uri_to_path
+from codeqa_lsp.server.progress import ProgressSnapshot, ProgressTracker
 
 if TYPE_CHECKING:
     from codeqa_lsp.engine import Workspace
@@ -63,6 +64,7 @@ class Folder:
     cancel: threading.Event | None = None
     last_indexed: float | None = None
     last_report: IndexReport | None = None
+    progress: ProgressSnapshot | None = None  # the running index's latest phase/counts/ETA
     index_task: asyncio.Task[None] | None = None
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     pending: dict[str, Action] = field(default_factory=dict)
@@ -194,10 +196,11 @@ class FolderManager:
                 ),
             )
         folder.indexing = True
+        folder.progress = None
         end_message = "not indexed"
         try:
             report = await loop.run_in_executor(
-                folder.writer, self._run_index, folder, force, self._reporter(token), cancel
+                folder.writer, self._run_index, folder, force, self._reporter(folder, token), cancel
             )
             folder.last_report = report
             folder.last_indexed = time.time()
@@ -216,6 +219,7 @@ class FolderManager:
             ls.warn(f"codeqa: indexing {folder.name} failed: {exc}")
         finally:
             folder.indexing = False
+            folder.progress = None
             if token is not None:
                 ls.progress_cancellers.pop(token, None)
                 ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=end_message))
@@ -232,21 +236,25 @@ class FolderManager:
             return None
         return token
 
-    def _reporter(self, token: str | None) -> Any:
-        """A thread-safe, throttled progress callback for the engine."""
-        if token is None:
-            return None
+    def _reporter(self, folder: Folder, token: str | None) -> Any:
+        """A thread-safe, throttled progress callback for the engine: every phase with its
+        counts and ETA goes to `folder.progress` (for `codeqa.status`) and to `$/progress`."""
         ls = self.server
-        last = [0.0]
+        tracker = ProgressTracker()
+        last_sent = [0.0]
+        last_phase = [""]
 
         def report(progress: IndexProgress) -> None:
-            now = time.monotonic()
-            if now - last[0] < PROGRESS_INTERVAL_SECONDS and progress.done < progress.total:
+            snapshot = tracker.update(progress)
+            folder.progress = snapshot
+            if token is None:
                 return
-            last[0] = now
-            value = types.WorkDoneProgressReport(
-                percentage=progress.percentage, message=f"{progress.done}/{progress.total} files"
-            )
+            now = time.monotonic()
+            phase_changed = progress.phase != last_phase[0]
+            if not phase_changed and now - last_sent[0] < PROGRESS_INTERVAL_SECONDS and progress.done < progress.total:
+                return
+            last_sent[0], last_phase[0] = now, progress.phase
+            value = types.WorkDoneProgressReport(percentage=snapshot.percentage, message=snapshot.message)
             ls.call_soon(ls.work_done_progress.report, token, value)
 
         return report
@@ -415,6 +423,7 @@ class FolderManager:
             "provider": settings.provider,
             "model": settings.model,
             "indexing": any(f.indexing for f in self.folders),
+            "progress": next((f.progress.to_json() for f in self.folders if f.indexing and f.progress), None),
             "lastIndexed": last,
             "skipped": dict(skipped),
             "pendingUpdates": sum(f.backlog for f in self.folders),

@@ -123,7 +123,12 @@ async def test_full_flow(client: LanguageClient, recorder: Recorder, tmp_path: P
     reports = next(r for r in client.progress_reports.values() if any(isinstance(v, types.WorkDoneProgressEnd) for v in r))
     begin = reports[0]
     assert isinstance(begin, types.WorkDoneProgressBegin) and begin.title == "Indexing ws" and begin.cancellable
-    assert any(isinstance(v, types.WorkDoneProgressReport) and re.fullmatch(r"\d+/\d+ files", v.message or "") for v in reports)
+    messages = [v.message or "" for v in reports if isinstance(v, types.WorkDoneProgressReport)]
+    # Every phase is named with its own counts: files while chunking, chunks while embedding.
+    assert any(re.match(r"chunking files \d+/\d+", m) for m in messages), messages
+    assert any(re.match(r"embedding chunks \d+/\d+", m) for m in messages), messages
+    percentages = [v.percentage for v in reports if isinstance(v, types.WorkDoneProgressReport) and v.percentage is not None]
+    assert percentages == sorted(percentages), percentages
     assert re.fullmatch(r"\d+ chunks from \d+ files in [\d.]+ s", ended(client)[0].message or "")
 
     # -- dynamic registration where the client supports it ---------------------------------------

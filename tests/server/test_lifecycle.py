@@ -50,10 +50,13 @@ async def test_responsive_during_a_large_index_and_saves_are_queued(tmp_path: Pa
         # Hovers and searches answer while the index runs (ordering on the wire proves "while").
         session = root / "app" / "session.py"
         hovers = 0
+        live: list[dict[str, Any]] = []
         while not client.progress("end") and hovers < 200:
             response = await guarded(client.request("textDocument/hover", hover_params(session, 9, 26)))
             assert "result" in response, response
             hovers += 1
+            if not client.progress("end"):
+                live.append((await client.command("codeqa.status"))["result"])
             if hovers == 3:
                 # A save in the middle of the full index: queued, applied after it, not lost.
                 cache = root / "app" / "cache.py"
@@ -61,6 +64,14 @@ async def test_responsive_during_a_large_index_and_saves_are_queued(tmp_path: Pa
                 client.notify("textDocument/didSave", {"textDocument": {"uri": cache.as_uri()}})
         answered_during_index = hovers if not client.progress("end") else hovers - 1
         assert answered_during_index >= 3
+        # The status command shows the running phase with its counts (what the statusline reads).
+        phases = [s["progress"] for s in live if s["indexing"] and s["progress"]]
+        assert phases and all(
+            p["phase"] in {"scan", "chunk", "embed", "save"} and p["message"] and 0 <= p["percentage"] <= 100
+            for p in phases
+        ), live
+        assert any(p["phase"] in {"chunk", "embed"} and f"{p['done']}/{p['total']}" in p["message"] for p in phases), [
+            p["message"] for p in phases]
 
         await guarded(client.wait_for(lambda: bool(client.progress("end"))))
 

@@ -207,6 +207,11 @@ H.run(function()
     local busy = render.status_message({ files = 1, chunks = 2, coverage = 0.5, embedder = 'local',
       provider = 'openai', model = 'gpt-4o-mini', indexing = true, skipped = vim.empty_dict() })
     H.eq(busy, 'CodeQA: 1 files, 2 chunks, coverage 50%, embedder local, provider openai (gpt-4o-mini) — indexing…')
+    local embedding = render.status_message({ files = 1, chunks = 2, coverage = 0.5, embedder = 'local',
+      provider = 'extractive', indexing = true, progress = { phase = 'embed', done = 1000, total = 4000,
+        percentage = 40, etaSeconds = 30, message = 'embedding chunks 1000/4000, about 30 s left' } })
+    H.eq(embedding, 'CodeQA: 1 files, 2 chunks, coverage 50%, embedder local, provider extractive'
+      .. ' — indexing 40%: embedding chunks 1000/4000, about 30 s left')
   end)
 
   H.test('the answer window fits a short answer and <CR> on [n] in the text jumps there', function()
@@ -216,7 +221,9 @@ H.run(function()
     local origin = vim.api.nvim_get_current_win()
     local view = ui.open('where is target?', dir)
     H.eq(vim.api.nvim_get_current_win(), view.win, 'the float has the focus')
-    H.eq(H.buffer_text(view.buf), '# where is target?\n\n_Searching the code…_')
+    local placeholder = require('codeqa.markdown').native() and '# where is target?\n\n_Searching the code…_'
+      or 'where is target?\n\nSearching the code…'
+    H.eq(H.buffer_text(view.buf), placeholder)
     ui.append(view, 'It is defined ')
     ui.append(view, 'in [1](file://' .. file .. '#L4-L5).')
     H.wait_for('the streamed text', function()
@@ -263,5 +270,43 @@ H.run(function()
     H.eq(render.statusline({ phase = 'indexing', percentage = 40, message = '2/5 files' }), 'CodeQA indexing 40% (2/5 files)')
     H.eq(render.statusline({ phase = 'ready' }), 'CodeQA')
     H.eq(require('codeqa').status(), '', 'no client: empty statusline')
+  end)
+
+  H.test('markdown.to_display() shows what rendered markdown shows (Neovim < 0.10)', function()
+    local markdown = require('codeqa.markdown')
+    -- The hover the server sends (codeqa_lsp/server/hover.py definition_markdown).
+    local lines, hls = markdown.to_display(table.concat({
+      '```python', 'def make_method(name, spec):', '```',
+      '**make_method** (function) defined in [cls/_make.py:12](file:///w/cls/_make.py#L12)',
+    }, '\n'))
+    H.eq(lines, { '', '  def make_method(name, spec):', '', 'make_method (function) defined in cls/_make.py:12' })
+    local groups = {}
+    for _, hl in ipairs(hls) do
+      groups[#groups + 1] = string.format('%d:%s:%d-%d', hl[1], hl[2], hl[3], hl[4])
+    end
+    H.eq(groups, { '1:CodeQACode:0--1', '3:CodeQABold:0-11', '3:CodeQALink:34-49' })
+    -- An answer: citations stay [n] (<CR> jumps), emphasis and code lose their markers.
+    local answer = markdown.to_display({ '# where is it?', '**[1]** `apply_discount` normalises the code [2](file:///w/a.py#L3-L9).',
+      '', '_extractive_', '- a *list* item', '> quoted', 'snake_case_name and 2 * 3 * 4' })
+    H.eq(answer, { 'where is it?', '[1] apply_discount normalises the code [2].', '', 'extractive', '• a list item',
+      '│ quoted', 'snake_case_name and 2 * 3 * 4' })
+    -- Our own rows (Sources) are shown as they are.
+    H.eq(markdown.to_display({ '[1] pkg/__init__.py:3 init' }, { [1] = true }), { '[1] pkg/__init__.py:3 init' })
+  end)
+
+  H.test('the answer float shows rendered text on 0.7 and treesitter markdown on 0.10+', function()
+    local ui = require('codeqa.ui')
+    local view = ui.open('how?', '/w')
+    ui.finish(view, { answer = '**[1]** `f` is _here_ [1](file:///w/a.py#L1-L2).', provider = 'extractive',
+      citations = { { number = 1, uri = 'file:///w/a.py', path = 'a.py', symbol = 'f', startLine = 1, endLine = 2 } } })
+    local text = H.buffer_text(view.buf)
+    if vim.fn.has('nvim-0.10') == 1 then
+      H.eq(vim.bo[view.buf].filetype, 'markdown')
+      H.ok(vim.treesitter.highlighter.active[view.buf] ~= nil, 'treesitter highlights the float')
+      H.eq(vim.wo[view.win].conceallevel, 2)
+    else
+      H.eq(text, 'how?\n\n[1] f is here [1].\n\nSources\n[1] a.py:1-2 f\n\nextractive')
+    end
+    ui.close(view)
   end)
 end)

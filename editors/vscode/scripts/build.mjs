@@ -16,6 +16,14 @@ await Promise.all([
   }),
   esbuild.build({
     ...common,
+    entryPoints: ["src/webview/chat.ts"],
+    outfile: "dist/chat.js",
+    platform: "browser",
+    format: "iife",
+    target: "es2020",
+  }),
+  esbuild.build({
+    ...common,
     entryPoints: ["src/webview/main.ts"],
     outfile: "dist/webview.js",
     platform: "browser",

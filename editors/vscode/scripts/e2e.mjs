@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extensionRoot = path.resolve(here, "..");
-const OVERALL_TIMEOUT_MS = 240_000;
+const OVERALL_TIMEOUT_MS = 330_000;
 
 const args = parseArgs(process.argv.slice(2));
 const started = Date.now();
@@ -245,6 +245,12 @@ function assertReport(report, workspace, model) {
   const status = indexing.status ?? {};
   const kinds = (indexing.progress ?? []).map((p) => p.kind);
   check("indexing progress begin → end seen via $/progress", kinds[0] === "begin" && kinds.includes("end"), JSON.stringify(kinds));
+  const messages = (indexing.progress ?? []).map((p) => p.message ?? "");
+  check(
+    "the status bar's progress named each phase with counts (chunking files, embedding chunks)",
+    messages.some((m) => /^chunking files \d+\/\d+/.test(m)) && messages.some((m) => /^embedding chunks \d+\/\d+/.test(m)),
+    JSON.stringify(messages),
+  );
   check("indexing finished with chunks from all 4 fixture files", status.indexing === false && status.files === 4 && status.chunks >= 8, JSON.stringify(status));
   check("settings reached the server (embedder hash)", status.embedder === "hash", `embedder=${status.embedder}`);
   check("status bar shows the chunk count", new RegExp(`CodeQA: ${status.chunks} chunks`).test(indexing.statusBarText ?? ""), indexing.statusBarText);
@@ -346,6 +352,33 @@ function assertReport(report, workspace, model) {
     JSON.stringify({ restarts: llm.restarts, requests: model.requests.map((r) => [r.path, r.authorization === `Bearer ${model.apiKey}`, r.model, r.stream]) }),
   );
   check("the prompt carried the retrieved code", chat.some((r) => /`apply_discount`/.test(r.user)), chat[0]?.user?.slice(0, 300));
+
+  const docked = report.chat ?? {};
+  const followCites = docked.followUp?.citations ?? [];
+  check(
+    "docked chat: a question and a follow-up in one thread, both rendered",
+    docked.threadIds?.[0] && docked.threadIds[0] === docked.threadIds[1] && docked.rendered?.turns === 2 && !docked.followUp?.error,
+    JSON.stringify({ threadIds: docked.threadIds, rendered: docked.rendered }),
+  );
+  check(
+    "docked chat: the follow-up was retrieved and prompted with the first turn's subject",
+    followCites.some((c) => c.symbol === "apply_discount") &&
+      chat.some((r) => /Earlier in this conversation/.test(r.user) && /and where is it called from\?/.test(r.user)),
+    JSON.stringify(followCites.map((c) => c.symbol)),
+  );
+  const firstFollow = followCites[0];
+  const followLines = firstFollow ? fs.readFileSync(path.join(workspace, firstFollow.path), "utf8").split("\n").slice(firstFollow.startLine - 1, firstFollow.endLine) : [];
+  check(
+    "docked chat: clicking a source opens it beside the chat with the cited lines selected",
+    docked.opened?.chatVisible === true && docked.opened?.editor?.path === firstFollow?.path &&
+      followLines.length > 0 && (docked.opened?.editor?.selectedText ?? "").startsWith(followLines[0]),
+    JSON.stringify({ editor: docked.opened?.editor && { ...docked.opened.editor, selectedText: docked.opened.editor.selectedText?.slice(0, 60) }, visible: docked.opened?.chatVisible }),
+  );
+  check(
+    "docked chat: after a restart the thread is restored from the server's history",
+    docked.restored?.sameThread === true && docked.restored?.questions?.length === 2 && docked.restored?.rendered?.turns === 2,
+    JSON.stringify(docked.restored),
+  );
   const saved = ["workspace/.vscode/settings.json", "user-data/User/settings.json"]
     .map((f) => path.join(path.dirname(workspace), f))
     .filter((f) => fs.existsSync(f))
@@ -451,6 +484,22 @@ async function main() {
       check("screenshot of the answer panel taken", false, String(error));
     }
     fs.writeFileSync(out + ".screenshot-done", "");
+  }
+  report = await waitFor("the chat (hook phase 'chatScreenshot')", () => {
+    const r = readReport(out);
+    return r && (r.phase === "chatScreenshot" || r.phase === "done") ? r : undefined;
+  }, 150_000);
+  if (report.phase === "chatScreenshot") {
+    await sleep(1500);
+    const chatShot = path.join(path.dirname(args.screenshot), "chat-view.png");
+    try {
+      await screenshot(debugPort, chatShot);
+      log(`chat screenshot saved to ${chatShot}`);
+      check("screenshot of the chat view taken", fs.statSync(chatShot).size > 10_000);
+    } catch (error) {
+      check("screenshot of the chat view taken", false, String(error));
+    }
+    fs.writeFileSync(out + ".chat-screenshot-done", "");
   }
   report = await waitFor("the hook to finish", () => {
     const r = readReport(out);

@@ -2,7 +2,9 @@
 # Everything for the VS Code extension, from a clean machine (what `make vscode-test` runs):
 #   system packages (when missing; needs root) → npm ci → eslint + tsc → unit tests (node:test)
 #   → esbuild bundle → vsce package (.vsix) → code-server 4.100.3 (cached under
-#   ~/.cache/codeqa-ci/) → end-to-end test in real VS Code (code-server in headless Chromium).
+#   ~/.cache/codeqa-ci/) → end-to-end test in real VS Code (code-server in headless Chromium)
+#   → the README's install steps from a fresh clone (scripts/fresh_clone.sh;
+#   CODEQA_SKIP_FRESH_CLONE=1 skips it).
 # Prints one line per step/check and ends with "N passed, N failed"; exits non-zero on any failure.
 # The language server is <repo>/.venv/bin/codeqa-lsp (the Makefile creates the venv first).
 
@@ -10,7 +12,9 @@ set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
+# The server: $CODEQA_LSP, else <repo>/.venv/bin/codeqa-lsp, else codeqa-lsp on PATH.
 SERVER="${CODEQA_LSP:-$REPO/.venv/bin/codeqa-lsp}"
+[ -z "${CODEQA_LSP:-}" ] && [ ! -x "$SERVER" ] && command -v codeqa-lsp >/dev/null && SERVER="$(command -v codeqa-lsp)"
 CACHE="${CODEQA_CI_CACHE:-$HOME/.cache/codeqa-ci}"
 CODE_SERVER_VERSION=4.100.3
 CODE_SERVER_DIR="$CACHE/code-server-$CODE_SERVER_VERSION"
@@ -114,11 +118,11 @@ run_e2e() {
     return 1
   fi
   local log="$LOGS/e2e.log"
-  # The screenshot goes to out/ (ignored by git); CODEQA_UPDATE_SCREENSHOT=1 refreshes the
-  # README's media/answer-panel.png instead.
+  # The screenshots (answer-panel.png, and chat-view.png beside it) go to out/ (ignored by
+  # git); CODEQA_UPDATE_SCREENSHOT=1 refreshes the README's media/ copies instead.
   local screenshot="$HERE/out/answer-panel.png"
   [ "${CODEQA_UPDATE_SCREENSHOT:-0}" = 1 ] && screenshot="$HERE/media/answer-panel.png"
-  (cd "$HERE" && timeout 300 node --experimental-websocket scripts/e2e.mjs \
+  (cd "$HERE" && timeout 400 node --experimental-websocket scripts/e2e.mjs \
     --code-server "$CODE_SERVER" --chromium "$CHROMIUM" --vsix "$HERE/out/codeqa.vsix" \
     --server "$SERVER" --screenshot "$screenshot") 2>&1 | tee "$log"
   local result
@@ -168,4 +172,7 @@ step "build (esbuild)" npm run build || finish
 step "package (vsce → out/codeqa.vsix)" bash -c 'npm run package && test -s out/codeqa.vsix' || finish
 step "code-server $CODE_SERVER_VERSION (cache: $CODE_SERVER_DIR)" install_code_server || finish
 run_e2e
+if [ "${CODEQA_SKIP_FRESH_CLONE:-0}" != 1 ]; then
+  if bash "$HERE/scripts/fresh_clone.sh" "$CODE_SERVER"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+fi
 finish

@@ -11,10 +11,11 @@ import {
   applyError,
   applyResult,
   renderAnswer,
+  splitExtractiveNote,
   startAnswer,
   type AnswerState,
 } from "./answerView";
-import { parseFileTarget, rangeForLines, selectionForRange } from "./citations";
+import { parseFileTarget, rangeForLines, selectionForRange, targetColumn } from "./citations";
 import type { AnswerDelta, AnswerResult, Citation, LspRange } from "./protocol";
 
 /** What the webview reported after inserting a render (the e2e test asserts on it). */
@@ -55,6 +56,9 @@ export class AnswerPanel implements vscode.Disposable {
   streamingRenders = 0;
   private readonly renderedListeners: Array<(report: RenderedReport) => void> = [];
 
+  /** Whether the "no model configured" notice was already shown in this window. */
+  private extractiveNoticeShown = false;
+
   constructor(private readonly extensionUri: vscode.Uri) {}
 
   get current(): AnswerState {
@@ -88,7 +92,9 @@ export class AnswerPanel implements vscode.Disposable {
   result(result: AnswerResult): void {
     const next = applyResult(this.state, result);
     if (next === this.state) return;
-    this.state = next;
+    const hasNote = splitExtractiveNote(next.text).note !== undefined;
+    this.state = { ...next, showExtractiveNotice: hasNote && !this.extractiveNoticeShown };
+    if (hasNote) this.extractiveNoticeShown = true;
     this.postRender();
   }
 
@@ -204,33 +210,42 @@ export class AnswerPanel implements vscode.Disposable {
       }
       case "openCitation": {
         const citation = this.state.result?.citations.find((c) => c.number === message.number);
-        if (citation) await openCitation(citation);
+        if (citation) await openCitation(citation, this.panel?.viewColumn);
         return;
       }
       case "openUri": {
         const target = parseFileTarget(message.uri);
         if (!/^file:/i.test(target.uri)) return;
         const range = target.startLine !== undefined ? rangeForLines(target.startLine, target.endLine!) : undefined;
-        await openRange(vscode.Uri.parse(target.uri), range);
+        await openRange(vscode.Uri.parse(target.uri), range, this.panel?.viewColumn);
         return;
       }
     }
   }
 }
 
-/** Opens the cited file with the cited lines selected and revealed in the first editor column. */
-export async function openCitation(citation: Citation): Promise<vscode.TextEditor | undefined> {
-  const editor = await openRange(vscode.Uri.parse(citation.uri), citation.range);
+/** Opens the cited file with the cited lines selected, beside the answer (never over it). */
+export async function openCitation(citation: Citation, answerColumn?: vscode.ViewColumn): Promise<vscode.TextEditor | undefined> {
+  const editor = await openRange(vscode.Uri.parse(citation.uri), citation.range, answerColumn);
   if (editor && citation.stale) {
     vscode.window.setStatusBarMessage(`CodeQA: ${citation.path} changed since it was indexed; lines may have moved`, 6000);
   }
   return editor;
 }
 
-export async function openRange(uri: vscode.Uri, range: LspRange | undefined): Promise<vscode.TextEditor | undefined> {
+/** Opens `uri` with `range` selected; `avoidColumn` is the group of the answer or chat that
+ * asked for it, which must stay visible (the file opens in another group, made if needed). */
+export async function openRange(
+  uri: vscode.Uri,
+  range: LspRange | undefined,
+  avoidColumn?: vscode.ViewColumn,
+): Promise<vscode.TextEditor | undefined> {
   try {
     const document = await vscode.workspace.openTextDocument(uri);
-    const editor = await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, preview: false });
+    const active = vscode.window.activeTextEditor?.viewColumn;
+    const visible = vscode.window.visibleTextEditors.map((e) => e.viewColumn).filter((c): c is vscode.ViewColumn => c !== undefined);
+    const viewColumn = targetColumn(avoidColumn, active, visible) as vscode.ViewColumn;
+    const editor = await vscode.window.showTextDocument(document, { viewColumn, preview: false });
     if (range) {
       const sel = selectionForRange(range, document.lineCount, (line) => document.lineAt(line).text.length);
       const selection = new vscode.Selection(sel.start.line, sel.start.character, sel.end.line, sel.end.character);

@@ -21,7 +21,23 @@ export interface AnswerState {
   readonly text: string;
   readonly result?: AnswerResult;
   readonly error?: string;
+  /** Show the one-line "no model configured" notice (only on the first extractive answer). */
+  readonly showExtractiveNotice?: boolean;
 }
+
+/** The server opens an extractive answer with a paragraph saying no model is configured (or
+ * remote providers are off). Said on every answer it is noise: the panel shows it once as one
+ * line and the provider label says "extractive" on the others. */
+const EXTRACTIVE_NOTE = /^\s*\*(?:No language model is configured|`allowRemote` is false)[^*]*(?:\*\*[^*]*)*\*\s*(?:\n|$)/;
+
+export function splitExtractiveNote(text: string): { note: string | undefined; body: string } {
+  const match = EXTRACTIVE_NOTE.exec(text);
+  if (!match) return { note: undefined, body: text };
+  return { note: match[0].trim(), body: text.slice(match[0].length).replace(/^\s*\n/, "") };
+}
+
+export const EXTRACTIVE_NOTICE =
+  "No language model is configured: answers quote the most relevant code. Set <code>codeqa.provider</code> for written answers.";
 
 export function startAnswer(title: string, requestId: string | undefined): AnswerState {
   return { requestId, title, phase: "waiting", text: "" };
@@ -64,8 +80,10 @@ export function renderAnswer(state: AnswerState): string {
   if (state.error) {
     parts.push(`<div class="notice error" role="alert">${escapeHtml(state.error)}</div>`);
   }
-  if (state.text) {
-    parts.push(`<article class="answer">${renderMarkdown(state.text, { citations: citationRefs(citations) })}</article>`);
+  const { note, body } = splitExtractiveNote(state.text);
+  if (note && state.showExtractiveNotice) parts.push(`<div class="notice extractive">${EXTRACTIVE_NOTICE}</div>`);
+  if (body) {
+    parts.push(`<article class="answer">${renderMarkdown(body, { citations: citationRefs(citations) })}</article>`);
   } else if (state.phase === "waiting") {
     parts.push('<p class="pending">Searching the index…</p>');
   }

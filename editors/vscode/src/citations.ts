@@ -116,3 +116,23 @@ export function searchItemView(hit: SearchHit): SearchItemView {
 export function selectionQuestionPrefix(relativePath: string, startLine: number, endLine: number): string {
   return `About ${relativePath}:${lineSpan(startLine, endLine)}: `;
 }
+
+/**
+ * The editor group a cited file opens in: the active editor's (or any visible editor's) group
+ * unless that is the group showing the answer, else the group right of the answer (VS Code
+ * creates it). Without an answer group (search results), the first group as before.
+ */
+export function targetColumn(avoid: number | undefined, active: number | undefined, visible: readonly number[]): number {
+  if (avoid === undefined) return active ?? 1;
+  if (active !== undefined && active !== avoid) return active;
+  const other = visible.find((c) => c !== avoid);
+  if (other !== undefined) return other;
+  return avoid + 1;
+}
+
+/** The ask box's hint: about the user's project (the open file when there is one), never
+ * about this tool. */
+export function questionPlaceholder(activeRelativePath: string | undefined): string {
+  if (activeRelativePath) return `e.g. what calls the code in ${activeRelativePath}? (Enter to ask)`;
+  return "e.g. where is the configuration loaded? (Enter to ask)";
+}

@@ -6,7 +6,7 @@
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { openRange, type AnswerPanel } from "./answerPanel";
-import { searchItemView, selectionQuestionPrefix, lineSpan } from "./citations";
+import { questionPlaceholder, searchItemView, selectionQuestionPrefix, lineSpan } from "./citations";
 import { pushHistory } from "./history";
 import { ServerCommands, type AnswerResult, type IndexStatus, type SearchHit } from "./protocol";
 import { apiKeySecretName, type CodeQaServer } from "./server";
@@ -168,7 +168,7 @@ export class Commands {
     const history = this.history();
     const pick = vscode.window.createQuickPick<vscode.QuickPickItem>();
     pick.title = "CodeQA: Ask a question about this workspace";
-    pick.placeholder = history.length ? "Type a question, or pick a previous one" : "e.g. how are API keys kept out of the index?";
+    pick.placeholder = history.length ? "Type a question, or pick a previous one" : questionPlaceholder(vscode.window.activeTextEditor ? vscode.workspace.asRelativePath(vscode.window.activeTextEditor.document.uri, false) : undefined);
     pick.value = prefill;
     pick.ignoreFocusOut = true;
     const historyItems = history.map((q) => ({ label: q, description: "previous question" }));

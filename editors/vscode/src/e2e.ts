@@ -78,6 +78,12 @@ export async function runE2e(outFile: string, api: CodeQaApi, secrets: vscode.Se
     await waitFor(() => fs.existsSync(outFile + ".screenshot-done"), 60_000, "the harness's screenshot").catch((e) =>
       report.errors.push(String(e)),
     );
+    await step("chat", () => chatStep(api, scenario.llm.question));
+    report.phase = "chatScreenshot";
+    write();
+    await waitFor(() => fs.existsSync(outFile + ".chat-screenshot-done"), 60_000, "the harness's chat screenshot").catch((e) =>
+      report.errors.push(String(e)),
+    );
     await step("cannotStart", () => cannotStartStep(api, scenario.crashingServer));
   } catch (error) {
     report.errors.push(error instanceof Error ? error.stack ?? error.message : String(error));
@@ -211,6 +217,43 @@ async function citationClickStep(api: CodeQaApi): Promise<unknown> {
   await waitFor(() => vscode.window.activeTextEditor?.document.uri.fsPath === target, 20_000, "the cited file to open");
   await sleep(300);
   return { selector, citation: { ...citation }, editor: editorSummary() };
+}
+
+/**
+ * The docked chat: a question, a follow-up that needs the first turn's subject, a click on a
+ * source of the follow-up (the file opens in the editor area beside the chat with the cited
+ * lines selected), then the server restarts and the chat restores the thread from disk, as
+ * after a window reload.
+ */
+async function chatStep(api: CodeQaApi, question: string): Promise<unknown> {
+  await vscode.commands.executeCommand("codeqa.chat.ask");
+  await waitFor(() => api.chat.lastRendered !== undefined, 30_000, "the chat view to render");
+  api.chat.newChat();
+  const first = await api.chat.ask(question);
+  const followUp = await api.chat.ask("and where is it called from?");
+  await waitFor(() => api.chat.lastRendered?.turns === 2, 10_000, "both turns in the chat");
+  const rendered = api.chat.lastRendered;
+  const citation = api.chat.current.turns[1]?.result?.citations[0];
+  if (!citation) throw new Error("the follow-up has no citation to click");
+  api.chat.lastOpened = undefined;
+  await api.chat.clickInWebview(`section.turn[data-turn="1"] .sources a[data-citation="${citation.number}"]`);
+  await waitFor(() => api.chat.lastOpened !== undefined, 20_000, "the cited file to open from the chat");
+  await sleep(300);
+  const opened = { editor: editorSummary(), citation: { ...citation }, chatVisible: api.chat.visible };
+  const threadId = api.chat.current.threadId;
+  await vscode.commands.executeCommand("codeqa.restartServer");
+  await api.chat.reloadForTest();
+  await waitFor(() => api.chat.current.turns.length === 2, 30_000, "the thread restored from the server");
+  await waitFor(() => api.chat.lastRendered?.turns === 2, 10_000, "the restored thread rendered");
+  return {
+    first: answerSummary(first),
+    followUp: answerSummary(followUp),
+    threadIds: [(first as { threadId?: string } | undefined)?.threadId, (followUp as { threadId?: string } | undefined)?.threadId],
+    rendered,
+    opened,
+    restored: { threadId: api.chat.current.threadId, sameThread: api.chat.current.threadId === threadId,
+      questions: api.chat.current.turns.map((t) => t.title), rendered: api.chat.lastRendered },
+  };
 }
 
 async function reindexStep(api: CodeQaApi): Promise<unknown> {

@@ -6,6 +6,9 @@
 
 import * as vscode from "vscode";
 import { AnswerPanel } from "./answerPanel";
+import { deltaRouter, registerChatParticipant } from "./chatParticipant";
+import { CHAT_VIEW_ID, ChatView } from "./chatView";
+import { selectionQuestionPrefix } from "./citations";
 import { Commands } from "./commands";
 import { runE2e } from "./e2e";
 import { Notifier } from "./notifier";
@@ -19,6 +22,7 @@ import { StatusBar } from "./statusBar";
 export interface CodeQaApi {
   readonly server: CodeQaServer;
   readonly panel: AnswerPanel;
+  readonly chat: ChatView;
   readonly commands: Commands;
   readonly statusBar: StatusBar;
   readonly notifier: Notifier;
@@ -31,6 +35,10 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
   const recording = recordingChannel(output);
   const notifier = new Notifier(output);
   const panel = new AnswerPanel(context.extensionUri);
+  // The chat needs the server and the server's delta listener needs the chat.
+  const chatRef: { view?: ChatView } = {};
+  const participantListeners = new Map<string, (text: string) => void>();
+  const toParticipant = deltaRouter(participantListeners);
   const statusBar = new StatusBar(async () =>
     server?.isRunning ? server.execute<IndexStatus>(ServerCommands.status) : undefined,
   );
@@ -40,7 +48,11 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
     {
       onStateChange: (phase, detail) => statusBar.serverState(phase, detail),
       onProgress: (value) => statusBar.progress(value),
-      onAnswerDelta: (delta) => panel.delta(delta),
+      onAnswerDelta: (delta) => {
+        panel.delta(delta);
+        chatRef.view?.delta(delta);
+        toParticipant(delta);
+      },
       onAnswer: (result) => panel.result(result),
       onShowAnswerStarted: (args) => panel.begin(showAnswerTitle(args), undefined),
     },
@@ -48,12 +60,36 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
   );
   const commands = new Commands(context, server, panel, (status) => statusBar.showStatus(status));
   const running = server;
+  const chatView = new ChatView(context.extensionUri, running);
+  chatRef.view = chatView;
+  const participant = registerChatParticipant(context, running, participantListeners);
+  if (participant) context.subscriptions.push(participant);
 
   context.subscriptions.push(
     output,
     panel,
     statusBar,
     ...commands.register(),
+    chatView,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand("codeqa.chat.ask", (question?: string) =>
+      typeof question === "string" ? chatView.focus().then(() => chatView.ask(question)) : chatView.focus(""),
+    ),
+    vscode.commands.registerCommand("codeqa.chat.new", () => chatView.newChat()),
+    vscode.commands.registerCommand("codeqa.chat.history", () => chatView.history()),
+    vscode.commands.registerCommand("codeqa.chat.askSelection", () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) return chatView.focus("");
+      const { start, end } = editor.selection;
+      const endLine = end.character === 0 && end.line > start.line ? end.line : end.line + 1;
+      const relative = vscode.workspace.asRelativePath(editor.document.uri, false);
+      return chatView.focus(selectionQuestionPrefix(relative, start.line + 1, endLine));
+    }),
+    vscode.commands.registerCommand("codeqa.chat.askFile", () => {
+      const editor = vscode.window.activeTextEditor;
+      const relative = editor ? vscode.workspace.asRelativePath(editor.document.uri, false) : undefined;
+      return chatView.focus(relative ? `About ${relative}: ` : "");
+    }),
     vscode.commands.registerCommand("codeqa.showLogs", () => output.show(true)),
     vscode.commands.registerCommand("codeqa.restartServer", () => running.restart()),
     vscode.workspace.onDidChangeConfiguration((event) => {
@@ -76,7 +112,7 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
     }),
   );
 
-  const api: CodeQaApi = { server: running, panel, commands, statusBar, notifier };
+  const api: CodeQaApi = { server: running, panel, chat: chatView, commands, statusBar, notifier };
   const e2eOut = process.env.CODEQA_E2E_OUT;
   if (e2eOut) void runE2e(e2eOut, api, context.secrets);
   return api;

@@ -58,6 +58,17 @@ export interface IndexStatus {
   readonly indexing: boolean;
   readonly lastIndexed?: number | null;
   readonly skipped?: Readonly<Record<string, number>>;
+  /** The running index's phase while `indexing` (null otherwise). */
+  readonly progress?: IndexProgress | null;
+}
+
+export interface IndexProgress {
+  readonly phase: "scan" | "chunk" | "embed" | "save";
+  readonly done: number;
+  readonly total: number;
+  readonly percentage: number;
+  readonly etaSeconds: number | null;
+  readonly message: string;
 }
 
 export interface AnswerDelta {

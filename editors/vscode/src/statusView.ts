@@ -25,8 +25,10 @@ export function statusBarView(state: StatusBarState): StatusBarView {
       return { text: "$(loading~spin) CodeQA", tooltip: "CodeQA: starting the language server" };
     case "indexing": {
       const pct = state.percentage !== undefined ? ` ${Math.round(state.percentage)}%` : "";
-      const message = state.message ? ` (${state.message})` : "";
-      return { text: `$(sync~spin) CodeQA: indexing${pct}`, tooltip: `CodeQA: indexing${message}. Click for status.` };
+      // The phase with its counts and ETA ("embedding chunks 1200/5000, about 40 s left"), so a
+      // long embedding run never reads as a finished "100%".
+      const message = state.message ? `: ${state.message}` : "";
+      return { text: `$(sync~spin) CodeQA${pct}${message || ": indexing"}`, tooltip: `CodeQA: indexing${message}. Click for status.` };
     }
     case "ready": {
       const status = state.status;
@@ -59,7 +61,7 @@ export function statusSummary(status: IndexStatus, now: number = Date.now() / 10
     `embedder ${status.embedder}`,
     `provider ${status.provider}${model}`,
   ];
-  if (status.indexing) parts.push("indexing now");
+  if (status.indexing) parts.push(status.progress?.message ? `indexing now (${status.progress.message})` : "indexing now");
   else if (status.lastIndexed) parts.push(`indexed ${formatAge(now - status.lastIndexed)}`);
   const skipped = Object.entries(status.skipped ?? {}).filter(([, n]) => n > 0);
   if (skipped.length > 0) parts.push(`skipped ${skipped.map(([why, n]) => `${n} ${why}`).join(", ")}`);

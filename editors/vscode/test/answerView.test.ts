@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { applyDelta, applyError, applyResult, renderAnswer, startAnswer } from "../src/answerView";
+import { applyDelta, applyError, applyResult, renderAnswer, splitExtractiveNote, startAnswer } from "../src/answerView";
 import { pushHistory } from "../src/history";
 import type { AnswerResult } from "../src/protocol";
 
@@ -101,5 +101,30 @@ describe("question history", () => {
     assert.deepEqual(pushHistory(["b", "a"], "a"), ["a", "b"]);
     assert.deepEqual(pushHistory(["a"], "   "), ["a"]);
     assert.deepEqual(pushHistory(["c", "b", "a"], "d", 3), ["d", "c", "b"]);
+  });
+});
+
+describe("the extractive notice", () => {
+  // The server's note, verbatim (codeqa_lsp/answering/extractive.py NO_MODEL_NOTE).
+  const note =
+    "*No language model is configured, so this is an extractive answer: the code the index found most relevant, " +
+    "quoted as is. To get written answers, set the `provider` setting to `anthropic` (with `ANTHROPIC_API_KEY`) or " +
+    "`openai` (with `OPENAI_API_KEY`, or `baseUrl` pointing at a local OpenAI-compatible server such as Ollama).*";
+  const extractive = { ...result, answer: `${note}\n\n**[1]** \`apply_discount\` in shop/cart.py` };
+
+  it("is split from the answer body", () => {
+    const { note: found, body } = splitExtractiveNote(extractive.answer);
+    assert.equal(found, note);
+    assert.equal(body, "**[1]** `apply_discount` in shop/cart.py");
+    assert.deepEqual(splitExtractiveNote("plain *emphasis* answer"), { note: undefined, body: "plain *emphasis* answer" });
+  });
+
+  it("shows as one line on the first answer and not at all on the next", () => {
+    const first = renderAnswer({ ...applyResult(startAnswer("Q", "r-1"), extractive), showExtractiveNotice: true });
+    assert.equal(first.match(/No language model/g)?.length, 1);
+    assert.match(first, /class="notice extractive"/);
+    const next = renderAnswer({ ...applyResult(startAnswer("Q", "r-1"), extractive), showExtractiveNotice: false });
+    assert.doesNotMatch(next, /No language model|ANTHROPIC_API_KEY/);
+    assert.match(next, /apply_discount/);
   });
 });

@@ -3,11 +3,13 @@ import { describe, it } from "node:test";
 import {
   citationRefs,
   parseFileTarget,
+  questionPlaceholder,
   rangeForLines,
   searchItemView,
   selectionForRange,
   selectionQuestionPrefix,
   sourceLabel,
+  targetColumn,
 } from "../src/citations";
 import type { Citation } from "../src/protocol";
 
@@ -92,5 +94,26 @@ describe("search items and the selection question", () => {
   });
   it("prefills the question with the selection's location", () => {
     assert.equal(selectionQuestionPrefix("shop/cart.py", 4, 12), "About shop/cart.py:4-12: ");
+  });
+});
+
+describe("where a cited file opens", () => {
+  it("never in the answer's group", () => {
+    // Answer alone in group 1 (no editor open): the file opens in a new group 2 beside it.
+    assert.equal(targetColumn(1, undefined, []), 2);
+    assert.equal(targetColumn(1, 1, [1]), 2);
+    // Code in group 1, answer in 2: back to the code's group.
+    assert.equal(targetColumn(2, 1, [1]), 1);
+    assert.equal(targetColumn(2, undefined, [1, 2]), 1);
+    // No answer group (search results): the active group.
+    assert.equal(targetColumn(undefined, 3, [3]), 3);
+    assert.equal(targetColumn(undefined, undefined, []), 1);
+  });
+});
+
+describe("the ask box's hint", () => {
+  it("is about the user's project, not this tool", () => {
+    assert.equal(questionPlaceholder("src/app.py"), "e.g. what calls the code in src/app.py? (Enter to ask)");
+    assert.doesNotMatch(questionPlaceholder(undefined), /API key|index/);
   });
 });

@@ -19,6 +19,19 @@ const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", 
   contributes: { configuration: { properties: Record<string, { default: unknown; description?: string; markdownDescription?: string }> } };
 };
 const contributed = packageJson.contributes.configuration.properties;
+const trust = (JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as {
+  capabilities: { untrustedWorkspaces: { supported: boolean | string; restrictedConfigurations?: string[] } };
+}).capabilities.untrustedWorkspaces;
+
+describe("workspace trust", () => {
+  it("takes every setting that decides what runs or where code goes from user settings only", () => {
+    assert.equal(trust.supported, "limited");
+    for (const key of ["server.path", "provider", "baseUrl", "embedder", "embeddingBaseUrl", "model", "embeddingModel", "allowRemote"]) {
+      assert.ok(trust.restrictedConfigurations?.includes(`codeqa.${key}`), `codeqa.${key} is not restricted`);
+      assert.ok(contributed[`codeqa.${key}`], `codeqa.${key} is not a contributed setting`);
+    }
+  });
+});
 
 describe("settings mapping", () => {
   it("contributes every server setting with a description, plus codeqa.server.path", () => {

@@ -19,7 +19,11 @@ const status: IndexStatus = {
 
 describe("status bar", () => {
   it("shows indexing progress, then the chunk count", () => {
-    assert.equal(statusBarView({ phase: "indexing", percentage: 42.4, message: "5/12 files" }).text, "$(sync~spin) CodeQA: indexing 42%");
+    assert.equal(
+      statusBarView({ phase: "indexing", percentage: 42.4, message: "embedding chunks 1000/4000, about 30 s left" }).text,
+      "$(sync~spin) CodeQA 42%: embedding chunks 1000/4000, about 30 s left",
+    );
+    assert.equal(statusBarView({ phase: "indexing" }).text, "$(sync~spin) CodeQA: indexing");
     assert.equal(statusBarView({ phase: "ready", status }).text, "$(database) CodeQA: 345 chunks");
   });
   it("shows partial coverage next to the count", () => {
@@ -37,6 +41,8 @@ describe("status summary", () => {
       "12 files, 345 chunks, 100% embedded, embedder hash, provider extractive (m1), indexed 2 h ago, skipped 1 secret",
     );
     assert.match(statusSummary({ ...status, indexing: true }), /indexing now/);
+    const progress = { phase: "embed", done: 10, total: 40, percentage: 40, etaSeconds: 3, message: "embedding chunks 10/40, about 3 s left" } as const;
+    assert.match(statusSummary({ ...status, indexing: true, progress }), /indexing now \(embedding chunks 10\/40, about 3 s left\)/);
   });
   it("formats percentages and ages", () => {
     assert.equal(formatPercent(0.9999), "100%");

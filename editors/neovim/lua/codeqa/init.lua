@@ -65,8 +65,14 @@ local function show_answer(result, client, title, view)
   ui.finish(view, result)
 end
 
---- Send an answering command (codeqa.ask / codeqa.explain) and stream it into a float.
-local function answer(bufnr, command, build_argument, title)
+--- The conversation the last question belonged to: { id, turns = { { question, result } } }.
+M.thread = nil
+
+local follow_up_prompt
+
+--- Send an answering command (codeqa.ask / codeqa.explain / codeqa.conversation.continue) and
+--- stream it into a float. `earlier`: the conversation's previous turns, shown above it.
+local function answer(bufnr, command, build_argument, title, earlier)
   with_client(bufnr, function(client)
     local request_id = new_request_id()
     local argument = build_argument(client)
@@ -74,7 +80,7 @@ local function answer(bufnr, command, build_argument, title)
       return
     end
     argument.requestId = request_id
-    local view = ui.open(title, root_of(client))
+    local view = ui.open(title, root_of(client), earlier)
     lsp.listen(request_id, function(text)
       ui.append(view, text)
     end)
@@ -87,6 +93,12 @@ local function answer(bufnr, command, build_argument, title)
           notify(request_err, levels.ERROR)
         end
         return
+      end
+      if type(result) == 'table' and type(result.threadId) == 'string' then
+        local turns = vim.deepcopy(earlier or {})
+        table.insert(turns, { question = title, result = result })
+        M.thread = { id = result.threadId, turns = turns, bufnr = bufnr }
+        view.on_follow_up = follow_up_prompt
       end
       show_answer(result, client, title, view)
     end)
@@ -107,9 +119,86 @@ function M.ask(question, opts)
     return
   end
   local bufnr = code_buffer()
-  answer(bufnr, 'codeqa.ask', function()
-    return { question = question, path = opts.path, language = opts.language }
+  -- Every question starts a conversation; `f` in the answer (or :CodeQAFollowUp) continues it.
+  answer(bufnr, 'codeqa.conversation.continue', function()
+    return { question = question, path = opts.path, language = opts.language, newThread = true }
   end, question)
+end
+
+--- A follow-up in the current conversation (the last one asked or opened with :CodeQAChats);
+--- without one, the server continues this editor's latest conversation.
+function M.follow_up(question)
+  question = type(question) == 'string' and trim(question) or ''
+  if question == '' then
+    notify('the question is empty; usage: :CodeQAFollowUp and where is it called from?', levels.WARN)
+    return
+  end
+  local thread = M.thread
+  local bufnr = code_buffer()
+  if thread and thread.bufnr and api.nvim_buf_is_valid(thread.bufnr) then
+    bufnr = thread.bufnr
+  end
+  answer(bufnr, 'codeqa.conversation.continue', function()
+    return { question = question, threadId = thread and thread.id or nil }
+  end, question, thread and thread.turns or {})
+end
+
+follow_up_prompt = function()
+  vim.ui.input({ prompt = 'Follow-up: ' }, function(question)
+    if question and trim(question) ~= '' then
+      M.follow_up(question)
+    end
+  end)
+end
+
+--- Pick one of the project's conversations (vim.ui.select: telescope, fzf-lua or snacks take
+--- over when installed) and show it; `f` in it asks a follow-up.
+function M.chats()
+  local bufnr = code_buffer()
+  with_client(bufnr, function(client)
+    lsp.execute(client, bufnr, 'codeqa.conversation.list', vim.empty_dict(), function(err, threads)
+      if err then
+        return notify(err, levels.ERROR)
+      end
+      if type(threads) ~= 'table' or #threads == 0 then
+        return notify('no conversations yet: ask with :CodeQAAsk')
+      end
+      vim.ui.select(threads, {
+        prompt = 'CodeQA conversations',
+        format_item = function(t)
+          return string.format('%s (%d turns)', tostring(t.title ~= '' and t.title or t.id), tonumber(t.turns) or 0)
+        end,
+      }, function(choice)
+        if choice then
+          M.open_chat(choice.id, bufnr)
+        end
+      end)
+    end)
+  end)
+end
+
+--- Show conversation `id` (its turns as they were answered) in the answer float.
+function M.open_chat(id, bufnr)
+  bufnr = bufnr or code_buffer()
+  with_client(bufnr, function(client)
+    lsp.execute(client, bufnr, 'codeqa.conversation.get', { threadId = id }, function(err, thread)
+      if err or type(thread) ~= 'table' or type(thread.turns) ~= 'table' or #thread.turns == 0 then
+        return notify(err or 'that conversation is empty', err and levels.ERROR or levels.INFO)
+      end
+      local turns = {}
+      for _, turn in ipairs(thread.turns) do
+        table.insert(turns, { question = turn.question, result = { answer = turn.answer,
+          citations = turn.citations, provider = turn.provider, confident = true } })
+      end
+      M.thread = { id = thread.id, turns = turns, bufnr = bufnr }
+      local last = table.remove(turns)
+      local view = ui.open(last.question, root_of(client), turns)
+      view.on_follow_up = follow_up_prompt
+      ui.finish(view, last.result)
+      M.thread.turns = vim.deepcopy(turns)
+      table.insert(M.thread.turns, last)
+    end)
+  end)
 end
 
 --- Explain the function, method or class under the cursor.
@@ -240,6 +329,15 @@ local function create_commands()
       end
     end)
   end), { nargs = '*', desc = 'Ask a question about this codebase' })
+  command('CodeQAFollowUp', guarded(function(args)
+    if trim(args.args) ~= '' then
+      return M.follow_up(args.args)
+    end
+    follow_up_prompt()
+  end), { nargs = '*', desc = 'Ask a follow-up in the current conversation' })
+  command('CodeQAChats', guarded(function()
+    M.chats()
+  end), { nargs = 0, desc = 'Pick a conversation and show it' })
   command('CodeQASearch', guarded(function(args)
     M.search(args.args, { loclist = args.bang })
   end), { nargs = '*', bang = true, desc = 'Search the codebase (quickfix; ! = location list)' })

@@ -4,6 +4,7 @@
 -- the only place that knows, so the rest of the plugin calls `M.execute` and never checks
 -- versions itself.
 local config = require('codeqa.config')
+local markdown = require('codeqa.markdown')
 local project = require('codeqa.project')
 
 local M = {}
@@ -131,6 +132,15 @@ local function on_progress(err, result, ctx, handler_config)
       state.phase = 'indexing'
       state.percentage = value.percentage or state.percentage
       state.message = value.message or state.message
+      -- The last few phase messages ("chunking files 3/9", "embedding chunks 40/120, about
+      -- 5 s left"): what the statusline showed, kept for :checkhealth and the tests.
+      if type(value.message) == 'string' then
+        state.messages = state.messages or {}
+        table.insert(state.messages, value.message)
+        if #state.messages > 20 then
+          table.remove(state.messages, 1)
+        end
+      end
     elseif value.kind == 'end' then
       state.phase = 'ready'
       state.percentage = nil
@@ -189,6 +199,11 @@ M.handlers = {
   ['codeqa/answerDelta'] = safe(on_answer_delta),
   ['codeqa/answer'] = safe(on_answer),
 }
+-- Before 0.10 hover markdown goes through the regex syntax, which mangles it (issue 14):
+-- render it ourselves there; current versions use vim.lsp.util's treesitter markdown.
+if not markdown.native() then
+  M.handlers['textDocument/hover'] = safe(markdown.hover_handler)
+end
 
 --- Receive the streamed text of request `request_id` (nil stops listening).
 function M.listen(request_id, fn)

@@ -221,7 +221,12 @@ function M.status_message(status)
   end
   local text = 'CodeQA: ' .. table.concat(parts, ', ')
   if status.indexing then
-    text = text .. ' — indexing…'
+    local progress = type(status.progress) == 'table' and status.progress or nil
+    if progress and type(progress.message) == 'string' and progress.message ~= '' then
+      text = text .. string.format(' — indexing %d%%: %s', tonumber(progress.percentage) or 0, progress.message)
+    else
+      text = text .. ' — indexing…'
+    end
   end
   if type(status.skipped) == 'table' then
     local skipped = {}

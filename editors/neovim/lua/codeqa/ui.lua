@@ -1,5 +1,6 @@
 -- The answer window (a float that fills in while the answer streams) and the quickfix list.
 local config = require('codeqa.config')
+local markdown = require('codeqa.markdown')
 local render = require('codeqa.render')
 
 local api = vim.api
@@ -46,12 +47,13 @@ local function window_config(content_lines)
   return float
 end
 
-local function set_lines(view, lines)
+--- `lines` are markdown; `literal` (1-based set) marks our own rows that are not.
+local function set_lines(view, lines, literal)
   if not api.nvim_buf_is_valid(view.buf) then
     return
   end
   vim.bo[view.buf].modifiable = true
-  api.nvim_buf_set_lines(view.buf, 0, -1, false, lines)
+  markdown.set_lines(view.buf, view.win, lines, literal)
   vim.bo[view.buf].modifiable = false
 end
 
@@ -137,12 +139,23 @@ function M.jump(citation, root, win)
   vim.cmd('normal! zz')
 end
 
+--- The citations of the turn shown at `row` (a thread shows several answers, each with its
+--- own [1], [2], ...).
+local function citations_at_row(view, row)
+  for _, span in ipairs(view.spans or {}) do
+    if row >= span.first and row <= span.last then
+      return span.citations
+    end
+  end
+  return view.citations
+end
+
 local function jump_from_float(view)
   local row, col = unpack(api.nvim_win_get_cursor(view.win))
   local citation = view.targets and view.targets[row]
   if not citation then
     local line = api.nvim_buf_get_lines(view.buf, row - 1, row, false)[1] or ''
-    citation = render.citation_at(line, col, view.citations)
+    citation = render.citation_at(line, col, citations_at_row(view, row))
   end
   if not citation then
     vim.notify('CodeQA: no citation on this line', vim.log.levels.INFO)
@@ -153,25 +166,52 @@ local function jump_from_float(view)
   M.jump(citation, root, origin)
 end
 
---- Open an answer window titled `title` (shown until the first text arrives).
-function M.open(title, root)
+--- The earlier turns of the view's conversation, rendered one after the other: lines, the
+--- source-line targets and each turn's span (for [n] lookups).
+local function earlier_lines(view)
+  local lines, targets, spans = {}, {}, {}
+  for _, turn in ipairs(view.earlier or {}) do
+    local turn_lines, turn_targets = render.answer_lines(turn.result, view.root, turn.question)
+    local first = #lines + 1
+    for row, citation in pairs(turn_targets) do
+      targets[row + #lines] = citation
+    end
+    vim.list_extend(lines, turn_lines)
+    table.insert(spans, { first = first, last = #lines,
+      citations = type(turn.result.citations) == 'table' and turn.result.citations or {} })
+    vim.list_extend(lines, { '', '---', '' })
+  end
+  return lines, targets, spans
+end
+
+--- Open an answer window titled `title` (shown until the first text arrives). `earlier`:
+--- the conversation's previous turns `{ question, result }`, shown above the new answer.
+function M.open(title, root, earlier)
   if M.current then
     M.close(M.current)
   end
   local origin = api.nvim_get_current_win()
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
-  vim.bo[buf].filetype = 'markdown'
+  -- Markdown with treesitter on 0.10+, rendered to highlighted plain text before (markdown.lua).
+  vim.bo[buf].filetype = markdown.native() and 'markdown' or 'codeqa'
   local win = api.nvim_open_win(buf, true, window_config())
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
   vim.wo[win].cursorline = true
-  local view = { buf = buf, win = win, origin_win = origin, root = root, title = title, text = '' }
+  local view = { buf = buf, win = win, origin_win = origin, root = root, title = title, text = '',
+    earlier = earlier or {} }
   M.current = view
-  set_lines(view, render.streaming_lines(title, ''))
+  M.show_streaming(view)
   local map = { buffer = buf, nowait = true, silent = true }
   vim.keymap.set('n', 'q', function() M.close(view) end, map)
   vim.keymap.set('n', '<CR>', function() jump_from_float(view) end, map)
+  -- A follow-up question in the same conversation (set by init.lua once the answer is in).
+  vim.keymap.set('n', 'f', function()
+    if view.on_follow_up then
+      view.on_follow_up()
+    end
+  end, map)
   -- A float nobody looks at any more should not linger over the code.
   api.nvim_create_autocmd('WinLeave', {
     buffer = buf,
@@ -187,6 +227,17 @@ function M.open(title, root)
   return view
 end
 
+--- The thread so far and the answer streaming in below it.
+function M.show_streaming(view)
+  local lines, targets = earlier_lines(view)
+  local first = #lines + 1
+  vim.list_extend(lines, render.streaming_lines(view.title, view.text))
+  set_lines(view, lines, targets)
+  if first > 1 then
+    pcall(api.nvim_win_set_cursor, view.win, { math.min(first, #lines), 0 })
+  end
+end
+
 --- Append a streamed piece; redraws are coalesced so a fast stream stays cheap.
 function M.append(view, text)
   if not is_open(view) or view.done then
@@ -200,7 +251,7 @@ function M.append(view, text)
   vim.defer_fn(function()
     view.redraw_scheduled = false
     if is_open(view) and not view.done then
-      set_lines(view, render.streaming_lines(view.title, view.text))
+      M.show_streaming(view)
     end
   end, 30)
 end
@@ -213,10 +264,22 @@ function M.finish(view, result)
   view.done = true
   view.on_close = nil
   view.citations = type(result.citations) == 'table' and result.citations or {}
-  local lines, targets = render.answer_lines(result, view.root, view.title)
-  view.targets = targets
-  set_lines(view, lines)
+  local lines, targets, spans = earlier_lines(view)
+  local current_first = #lines + 1
+  local turn_lines, turn_targets = render.answer_lines(result, view.root, view.title)
+  for row, citation in pairs(turn_targets) do
+    targets[row + #lines] = citation
+  end
+  vim.list_extend(lines, turn_lines)
+  table.insert(spans, { first = current_first, last = #lines, citations = view.citations })
+  view.targets, view.spans = targets, spans
+  set_lines(view, lines, targets)
   pcall(api.nvim_win_set_config, view.win, window_config(lines))
+  if current_first > 1 then
+    -- A follow-up: the new answer, not the start of the thread, is what the user wants to read.
+    pcall(api.nvim_win_set_cursor, view.win, { current_first, 0 })
+    pcall(api.nvim_win_call, view.win, function() vim.cmd('normal! zt') end)
+  end
 end
 
 --- Show a failure in the window (the request is over).
