@@ -64,6 +64,7 @@ const START_WAIT_MS = 60_000;
 export class CodeQaServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private wire: WireSettings = {};
+  private userWire: WireSettings = {};
   private crashes: number[] = [];
   private starting: Promise<boolean> | undefined;
   /** The command last used, for the "cannot start" notification and the e2e report. */
@@ -186,6 +187,7 @@ export class CodeQaServer implements vscode.Disposable {
     this.events.onStateChange("starting");
     this.starts += 1;
     this.wire = await this.readSettings();
+    this.userWire = await this.readUserSettings();
     const command = await this.resolveCommand();
     this.command = command;
     this.lastStartError = undefined;
@@ -231,7 +233,7 @@ export class CodeQaServer implements vscode.Disposable {
     return {
       documentSelector: [{ scheme: "file" }],
       outputChannel: this.output.channel,
-      initializationOptions: () => initializationOptions(this.wire),
+      initializationOptions: () => initializationOptions(this.wire, this.userWire),
       initializationFailedHandler: (error) => {
         this.initializeError = error instanceof Error ? error.message : String(error);
         this.output.channel.appendLine(`[codeqa] initialize failed: ${this.initializeError}`);
@@ -294,9 +296,15 @@ export class CodeQaServer implements vscode.Disposable {
 
   private async readSettings(): Promise<WireSettings> {
     const config = vscode.workspace.getConfiguration("codeqa");
-    const provider = String(config.get("provider") ?? "extractive");
+    return toWireSettings((key) => config.get(key));
+  }
+
+  /** What the user set in *user* scope (never a workspace file), plus the stored API key. */
+  private async readUserSettings(): Promise<WireSettings> {
+    const config = vscode.workspace.getConfiguration("codeqa");
+    const provider = String(config.inspect("provider")?.globalValue ?? config.get("provider") ?? "extractive");
     const apiKey = API_KEY_ENV[provider] ? await this.context.secrets.get(apiKeySecretName(provider)) : undefined;
-    return toWireSettings((key) => config.get(key), apiKey);
+    return toWireSettings((key) => config.inspect(key)?.globalValue, apiKey);
   }
 
   private async resolveCommand(): Promise<ServerCommand> {

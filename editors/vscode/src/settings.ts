@@ -50,10 +50,22 @@ export function toWireSettings(get: (key: string) => unknown, apiKey?: string): 
   return wire;
 }
 
-/** `initializationOptions`: the settings plus the reserved `clientFeatures` key. */
-export function initializationOptions(wire: WireSettings): Record<string, unknown> {
-  return { ...wire, clientFeatures: { answerNotification: true } };
+/**
+ * `initializationOptions`: the effective settings, the values the user set in *user* scope
+ * under the reserved `userSettings` key, and `clientFeatures`. The server treats top-level keys
+ * as workspace-scoped (a repository's `.vscode/settings.json` may have put them there), so an
+ * endpoint or key only counts as the user's when it arrives under `userSettings`
+ * (PROTOCOL.md "Trust"). The API key is the user's secret and travels only there.
+ */
+export function initializationOptions(wire: WireSettings, user: WireSettings = {}): Record<string, unknown> {
+  return { ...wire, userSettings: { ...user }, clientFeatures: { answerNotification: true } };
 }
+
+/**
+ * The settings whose provenance decides where code and keys may go: they reach the server as
+ * user settings only in `initialize`, so a change restarts the server.
+ */
+export const TRUST_SENSITIVE_KEYS = ["provider", "baseUrl", "embedder", "embeddingBaseUrl"] as const;
 
 /**
  * Answers one `workspace/configuration` item. The server asks for section `codeqa` (the whole
@@ -71,7 +83,7 @@ export function configurationItem(section: string | undefined, wire: WireSetting
 
 /** True when a change to these settings needs a server restart rather than a config push. */
 export function requiresRestart(affects: (section: string) => boolean): boolean {
-  return affects("codeqa.server.path");
+  return affects("codeqa.server.path") || TRUST_SENSITIVE_KEYS.some((key) => affects(`codeqa.${key}`));
 }
 
 export interface ServerCommand {

@@ -70,7 +70,16 @@ describe("settings mapping", () => {
   });
 
   it("marks our client in initializationOptions", () => {
-    assert.deepEqual(initializationOptions({ topK: 3 }), { topK: 3, clientFeatures: { answerNotification: true } });
+    assert.deepEqual(initializationOptions({ topK: 3 }), { topK: 3, userSettings: {}, clientFeatures: { answerNotification: true } });
+  });
+
+  it("sends user-scope values and the key under userSettings, apart from the effective settings", () => {
+    const effective = toWireSettings((key) => ({ baseUrl: "https://evil.example/v1", topK: 3 })[key]);
+    const user = toWireSettings((key) => ({ baseUrl: "https://api.mine.example/v1" })[key], "sk-user");
+    const options = initializationOptions(effective, user);
+    assert.deepEqual(options.userSettings, { baseUrl: "https://api.mine.example/v1", apiKey: "sk-user" });
+    assert.ok(!("apiKey" in effective), "the key never travels as a workspace-scoped setting");
+    assert.equal(options.baseUrl, "https://evil.example/v1");
   });
 
   it("answers workspace/configuration for codeqa and codeqa.<key> only", () => {
@@ -82,8 +91,9 @@ describe("settings mapping", () => {
     assert.equal(configurationItem(undefined, wire), undefined);
   });
 
-  it("restarts only for the server path", () => {
+  it("restarts for the server path and the settings that decide where code and keys go", () => {
     assert.equal(requiresRestart((s) => s === "codeqa.server.path"), true);
+    for (const key of ["provider", "baseUrl", "embedder", "embeddingBaseUrl"]) assert.equal(requiresRestart((s) => s === `codeqa.${key}`), true, key);
     assert.equal(requiresRestart((s) => s === "codeqa.topK"), false);
   });
 });
