@@ -137,6 +137,7 @@ H.run(function()
     H.eq(client.config.root_dir, root)
     H.eq(client.config.init_options.clientFeatures, { answerNotification = true })
     H.eq(client.config.init_options.embedder, 'hash')
+    H.eq(client.config.init_options.userSettings.embedder, 'hash')
     H.ok(vim.lsp.buf_is_attached(bufnr, client.id), 'cart.py is attached')
     H.wait_for('the first index run to end', function()
       return (lsp.states[client.id].indexed or 0) >= 1

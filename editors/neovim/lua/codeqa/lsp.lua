@@ -326,6 +326,9 @@ local function client_config(root)
   local settings = vim.deepcopy(options.settings)
   local init_options = vim.deepcopy(options.settings)
   init_options.clientFeatures = { answerNotification = true }
+  -- The setup() table is the user's own configuration: the server trusts endpoints and keys
+  -- only under `userSettings` (PROTOCOL.md "Trust"; top-level keys count as workspace-scoped).
+  init_options.userSettings = next(settings) and vim.deepcopy(settings) or vim.empty_dict()
   return {
     name = M.NAME,
     cmd = options.cmd,
