@@ -36,6 +36,7 @@ class IndexReport:
     cancelled: bool = False
     rebuilt_reason: str | None = None  # set when a corrupt/mismatched index was rebuilt
     embed_error: str | None = None  # the embedder failed; keyword search still works
+    notice: str | None = None  # say once to the user (e.g. the shared index fell back to local)
 
 
 @dataclass(frozen=True)

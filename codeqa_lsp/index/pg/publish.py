@@ -117,7 +117,6 @@ class Publisher:
         space, chunking = spaces_for(self.embedder, self.settings)
         conn = dsn.connect(self.url, read_only=False)
         try:
-            conn.execute("SET statement_timeout = 0")
             migrate(conn)
             with conn.transaction():
                 space_id = ensure_space(conn, space, self.embedder.dim)

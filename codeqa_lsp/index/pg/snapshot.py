@@ -86,7 +86,7 @@ class SharedSnapshot:
         import psycopg
 
         try:
-            return self._conn().execute(sql, args).fetchall()  # type: ignore[no-any-return]
+            return self._conn().execute(sql, args).fetchall()
         except psycopg.Error as exc:
             conn = getattr(self._local, "conn", None)
             if conn is not None:
@@ -191,16 +191,16 @@ class SharedSnapshot:
         out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
         return _keep(out, matches, limit)
 
-    def vectors_for(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
-        """Stored vectors of some chunks of this snapshot, by chunk id."""
-        unique = list(dict.fromkeys(ids))
+    def vectors_by_label(self, labels: Iterable[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of some chunks of this snapshot, by vector label (`label_for`)."""
+        unique = list(dict.fromkeys(int(label) for label in labels))
         if not unique:
             return {}
         rows = self._rows(
-            f"SELECT c.id, c.embedding::text FROM {SCHEMA}.chunks c WHERE {self._scope} "
-            "AND c.id = ANY(%s) AND c.embedding IS NOT NULL", (unique,),
+            f"SELECT c.label, c.embedding::text FROM {SCHEMA}.chunks c WHERE {self._scope} "
+            "AND c.label = ANY(%s) AND c.embedding IS NOT NULL", (unique,),
         )
-        return {cid: parse_vector(text) for cid, text in rows}
+        return {int(label): parse_vector(text) for label, text in rows}
 
 
 def _keep(
