@@ -5,6 +5,7 @@ hnswlib, written by `Indexer.index`) and the shared one (Postgres + pgvector, wr
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def test_dense_nearest_is_the_same_text(reader: ChunkReader) -> None:
     hits = reader.dense_by_vector(vector, 3)
     assert hits[0][0] == target
     assert hits[0][1] == pytest.approx(1.0, abs=1e-4)
-    assert all(a[1] >= b[1] for a, b in zip(hits, hits[1:], strict=False))
+    assert all(a[1] >= b[1] for a, b in itertools.pairwise(hits))
 
 
 def test_filters_by_language_kind_and_path(reader: ChunkReader) -> None:
@@ -90,7 +91,7 @@ def test_definitions_and_get_chunks(reader: ChunkReader) -> None:
     assert [c.symbol for c in reader.definitions("refresh_session")] == ["SessionStore.refresh_session"]
     assert reader.definitions("nothing_like_this") == []
     every = reader.chunks()
-    ids = [c.id for c in every][::-1] + ["0" * 24]
+    ids = [*(c.id for c in reversed(every)), "0" * 24]
     assert reader.get_chunks(ids) == every[::-1]
 
 

@@ -72,16 +72,22 @@ CREATE INDEX IF NOT EXISTS snapshots_lookup ON {SCHEMA}.snapshots (repo_id, spac
 # Documented in the README ("Shared team index"); `codeqa_writer` owns the tables (it runs
 # the DDL above on its first publish), `codeqa_reader` may only read them.
 GRANTS = f"""
--- once, as a superuser (or the database owner, for CREATE EXTENSION):
+-- once, as a superuser (CREATE EXTENSION needs one; then nobody else needs privileges on it):
 CREATE EXTENSION IF NOT EXISTS vector;
-CREATE ROLE codeqa_writer LOGIN;          -- the publisher (CI); password via .pgpass / PGPASSWORD
-CREATE ROLE codeqa_reader LOGIN;          -- every developer's language server
-GRANT CREATE ON DATABASE codeqa TO codeqa_writer;
--- after the first publish (the writer created schema {SCHEMA}):
-GRANT USAGE ON SCHEMA {SCHEMA} TO codeqa_reader;
-GRANT SELECT ON ALL TABLES IN SCHEMA {SCHEMA} TO codeqa_reader;
-ALTER DEFAULT PRIVILEGES FOR ROLE codeqa_writer IN SCHEMA {SCHEMA} GRANT SELECT ON TABLES TO codeqa_reader;
+CREATE ROLE codeqa_writer LOGIN;  -- the publisher (CI); password in its .pgpass / PGPASSWORD
+CREATE ROLE codeqa_reader LOGIN;  -- every developer's language server
+GRANT CREATE ON DATABASE {{database}} TO codeqa_writer;
+-- the writer creates schema {SCHEMA} on its first publish; readers may read what it creates:
+ALTER DEFAULT PRIVILEGES FOR ROLE codeqa_writer GRANT USAGE ON SCHEMAS TO codeqa_reader;
+ALTER DEFAULT PRIVILEGES FOR ROLE codeqa_writer GRANT SELECT ON TABLES TO codeqa_reader;
 """
+
+
+def grants_sql(database: str) -> str:
+    """The grants above for one database (the README shows them for `codeqa`)."""
+    if not database.replace("_", "").isalnum():
+        raise ValueError(f"unusual database name {database!r}: write the grants by hand")
+    return GRANTS.replace("{database}", database)
 
 
 def migrate(conn: Any) -> None:
