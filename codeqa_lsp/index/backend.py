@@ -19,16 +19,19 @@ the same behavioural tests against both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.index.pg.rows import FiltersLike
 
 
 @runtime_checkable
 class ChunkReader(Protocol):
+    """`filters` is a `retrieval.model.SearchFilters` (languages, path globs, kinds); typed
+    `Any` here because the index layer sits below retrieval and each store declares the
+    type it was written against (`Indexer`: SearchFilters, Postgres: `rows.FiltersLike`)."""
+
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]: ...
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]: ...
@@ -37,10 +40,10 @@ class ChunkReader(Protocol):
 
     def file_hash(self, path: str) -> str | None: ...
 
-    def bm25(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]: ...
+    def bm25(self, query: str, limit: int, filters: Any = None) -> list[tuple[Chunk, float]]: ...
 
     def dense_by_vector(
-        self, vector: np.ndarray, limit: int, filters: FiltersLike | None = None
+        self, vector: np.ndarray, limit: int, filters: Any = None
     ) -> list[tuple[Chunk, float]]: ...
 
 

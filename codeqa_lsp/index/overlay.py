@@ -76,6 +76,7 @@ class OverlayIndexer:
     def _fall_back(self, reason: str, reindex: bool) -> None:
         """Say once that the shared index is unusable and serve from the local index; with
         `reindex`, index the whole tree locally in the background (a query found out)."""
+        reason = " ".join(reason.split())  # one line: psycopg messages carry newlines
         with self._lock:
             shared, self._shared = self._shared, None
             if self._fallback_reason is None:
@@ -129,7 +130,7 @@ class OverlayIndexer:
         if snapshot is not None:
             try:
                 differing = self._differing_paths(snapshot.commit)
-                count = snapshot.chunk_count()
+                count = snapshot.chunk_count(exclude=differing)
             except (gitinfo.GitError, ConnectionError) as exc:
                 snapshot.close()
                 snapshot, why = None, str(exc)
@@ -198,11 +199,16 @@ class OverlayIndexer:
         shared = self._shared
         if shared is None:
             return status
-        local_files, local_chunks = status.files, status.chunks
+        hidden = self.shadowed()
+        try:
+            files = len(shared.files().keys() - hidden)
+            chunks = shared.chunk_count(exclude=hidden)
+        except ConnectionError as exc:
+            self._fall_back(str(exc), reindex=True)
+            return status
         return dataclasses.replace(
-            status, files=local_files + shared_files_count(shared, self.shadowed()),
-            chunks=local_chunks + self._shared_chunks,
-            embedded=status.embedded + self._shared_chunks,
+            status, files=status.files + files, chunks=status.chunks + chunks,
+            embedded=status.embedded + chunks,
         )
 
     def coverage(self) -> float:
@@ -273,13 +279,6 @@ class OverlayIndexer:
         if shared is not None:
             shared.close()
         self.local.close()
-
-
-def shared_files_count(shared: SharedSnapshot, hidden: set[str]) -> int:
-    try:
-        return len(shared.files().keys() - hidden)
-    except ConnectionError:
-        return 0
 
 
 def _scaled(ranked: Sequence[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:

@@ -27,9 +27,14 @@ class FiltersLike(Protocol):
     """What a search filter carries (`retrieval.model.SearchFilters`, not imported here:
     the index layer does not depend on retrieval)."""
 
-    languages: tuple[str, ...]
-    path_globs: tuple[str, ...]
-    kinds: tuple[str, ...]
+    @property
+    def languages(self) -> tuple[str, ...]: ...
+
+    @property
+    def path_globs(self) -> tuple[str, ...]: ...
+
+    @property
+    def kinds(self) -> tuple[str, ...]: ...
 
 
 def _init_fields() -> tuple[str, ...]:

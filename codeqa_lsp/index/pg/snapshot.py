@@ -117,8 +117,13 @@ class SharedSnapshot:
         )
         return rows[0][0] if rows else None
 
-    def chunk_count(self) -> int:
-        return int(self._rows(f"SELECT count(*) FROM {SCHEMA}.chunks c WHERE {self._scope}")[0][0])
+    def chunk_count(self, exclude: Iterable[str] = ()) -> int:
+        """Chunks in the snapshot, leaving out those of the `exclude` paths."""
+        rows = self._rows(
+            f"SELECT count(*) FROM {SCHEMA}.chunks c WHERE {self._scope} AND NOT (c.path = ANY(%s))",
+            (list(exclude),),
+        )
+        return int(rows[0][0])
 
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
         sql, args = "", []
