@@ -59,7 +59,7 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
 
 def vector_literal(vector: Any) -> str:
     """pgvector's text form; float32 repr keeps the exact stored value."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
 def parse_vector(text: str) -> np.ndarray:

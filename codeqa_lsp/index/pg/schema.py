@@ -105,16 +105,32 @@ def migrate(conn: Any) -> None:
 
 
 def ensure_space(conn: Any, name: str, dim: int) -> int:
-    """The id of embedding space `name`, with its HNSW index (cosine) created on first use."""
+    """The id of embedding space `name` (created on first use)."""
     row = conn.execute(
         f"INSERT INTO {SCHEMA}.spaces(name, dim) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE "
-        "SET dim = EXCLUDED.dim RETURNING id, dim",
+        "SET dim = EXCLUDED.dim RETURNING id",
         (name, dim),
     ).fetchone()
-    space_id = int(row[0])
-    # Integers only in this DDL (an index predicate cannot take a parameter).
+    return int(row[0])
+
+
+def hnsw_index_name(space_id: int, repo_id: int) -> str:
+    return f"chunks_hnsw_{int(space_id)}_{int(repo_id)}"
+
+
+def ensure_vector_index(conn: Any, space_id: int, repo_id: int, dim: int) -> None:
+    """The HNSW (cosine) index of one repository's vectors in one space.
+
+    One partial index per (space, repository): it is the partitioning by repository the
+    scaling notes talk about (each index stays the size of one repository, and a query
+    scans only its own), and it has the fixed dimension pgvector's HNSW needs while the
+    column itself takes any. Created after the first publish has loaded the rows: building
+    it in one pass is much faster than inserting row by row into an existing graph
+    (measured in BENCHMARKS.md, "Shared team index"); later publishes insert their few new
+    rows into it. Integers only in this DDL (an index predicate cannot take a parameter).
+    """
     conn.execute(
-        f"CREATE INDEX IF NOT EXISTS chunks_hnsw_{space_id} ON {SCHEMA}.chunks USING hnsw "
-        f"((embedding::vector({int(dim)})) vector_cosine_ops) WHERE space_id = {space_id}"
+        f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(space_id, repo_id)} ON {SCHEMA}.chunks USING hnsw "
+        f"((embedding::vector({int(dim)})) vector_cosine_ops) "
+        f"WHERE space_id = {int(space_id)} AND repo_id = {int(repo_id)}"
     )
-    return space_id

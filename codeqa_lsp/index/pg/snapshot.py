@@ -32,10 +32,11 @@ from codeqa_lsp.index.tokens import query_terms
 # ts_rank weights for {D, C, B, A}: A (symbol + signature) counts 5x the body, as
 # `store.BM25_WEIGHTS` (1, 5, 1, 1) does for FTS5 (measured there on the 100 questions).
 TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
-# HNSW candidate list per query (pgvector's default is 40). Snapshot membership is checked
-# after the index scan (pgvector 0.6 has no iterative scan), so the list must be deeper
-# than what one query asks for (50 candidates, retrieval.search.CANDIDATES).
-EF_SEARCH = 100
+# HNSW candidates per query. The index covers every stored version of the repository's
+# files; rows of versions this snapshot does not hold (older commits) are dropped after the
+# index scan (pgvector 0.6 has no filtered scan), so the scan returns this many, several
+# times the 50 candidates a search asks for (retrieval.search.CANDIDATES).
+EF_SEARCH = 200
 # Over-fetch when path globs are post-filtered in Python.
 GLOB_OVERFETCH = 4
 
@@ -187,11 +188,16 @@ class SharedSnapshot:
         fetch = limit * GLOB_OVERFETCH if matches else limit
         cast = f"vector({self.dim})"
         literal = vector_literal(vector)
+        # The inner query is exactly the partial HNSW index's shape (literal space and repo,
+        # ORDER BY distance LIMIT), so the planner walks the graph; membership and filters
+        # are checked on its candidates.
         rows = self._rows(
-            f"SELECT 1 - (c.embedding::{cast} <=> %s::{cast}) AS score, {SELECT_COLUMNS} "
-            f"FROM {SCHEMA}.chunks c WHERE {self._scope}{where} AND c.embedding IS NOT NULL "
-            f"ORDER BY c.embedding::{cast} <=> %s::{cast} LIMIT %s",
-            [literal, *args, literal, fetch],
+            f"SELECT 1 - c.distance AS score, {SELECT_COLUMNS} FROM ("
+            f"SELECT *, embedding::{cast} <=> %s::{cast} AS distance FROM {SCHEMA}.chunks "
+            f"WHERE space_id = {self.space_id} AND repo_id = {self.repo_id} "
+            f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT {EF_SEARCH}) c "
+            f"WHERE {self._scope}{where} ORDER BY c.distance LIMIT %s",
+            [literal, literal, *args, fetch],
         )
         out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
         return _keep(out, matches, limit)
