@@ -41,6 +41,21 @@ log = logging.getLogger(__name__)
 ProgressCallback = Callable[[IndexProgress], None]
 
 
+def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndexer:
+    """`local` behind an overlay when `url` names a usable shared store; otherwise `local`
+    alone, with a warning (no driver installed, a bad URL): the editor keeps working."""
+    if not url:
+        return local
+    try:
+        return OverlayIndexer(local, url)
+    except ImportError:
+        log.warning("store is set but the PostgreSQL driver is missing (pip install 'codeqa-lsp[postgres]'); "
+                    "using the local index")
+    except ValueError as exc:  # dsn.StoreUrlError, already redacted
+        log.warning("store unusable (%s); using the local index", exc)
+    return local
+
+
 class OverlayIndexer:
     """Quacks like `Indexer` for retrieval, answering and the engine; anything not defined
     here (embedder, index_dir, chunk_text, embed_query...) is the local indexer's."""
