@@ -21,6 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import REPO_ROOT, RESULTS_DIR, read_result
+from report_pgstore import pgstore_section
 from report_sections import (
     chunking_section,
     quality_section,
@@ -56,7 +57,7 @@ def _other_results(docs: dict[str, Doc | None]) -> list[str]:
 
     lines: list[str] = []
     for name, doc in docs.items():
-        if name in KNOWN or doc is None:
+        if name in KNOWN or name.startswith("pgstore-") or doc is None:
             continue
         lines += [f"### `{name}.json`", "", machine_line(doc), "", "| key | value |", "|---|---|"]
         for key, value in list(flatten(doc, skip=("machine",)))[:60]:
@@ -82,6 +83,7 @@ def render(docs: dict[str, Doc | None], plots: dict[str, str]) -> str:
         ("Speed and memory", lambda: speed_section(docs, plots)),
         ("Chunking throughput", lambda: chunking_section(docs.get("chunking"))),
         ("Language server", lambda: server_section(docs.get("server"))),
+        ("Shared team index", lambda: pgstore_section(docs)),
     )
     for title, section in sections:
         lines += _guarded(title, section)

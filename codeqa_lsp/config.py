@@ -61,6 +61,9 @@ class Settings:
     chunk_tokens: int = 1500
     # Storage and caches.
     index_dir: str | None = None
+    # The shared team index (README "Shared team index"): postgresql://user@host/db, never
+    # with a password (PGPASSWORD / ~/.pgpass). None: the local index alone.
+    store: str | None = None
     embedding_cache_bytes: int = 512 * 1024 * 1024
     answer_cache_bytes: int = 64 * 1024 * 1024
     # Editor behaviour.
@@ -98,7 +101,12 @@ class Settings:
                 values[name] = coerced
             else:
                 default = fields[name].default
-                shown = f"a {type(value).__name__}" if name == "api_key" else _describe(value)  # never the key
+                if name == "api_key":
+                    shown = f"a {type(value).__name__}"  # never the key
+                elif name == "store":
+                    shown = "not a postgresql:// URL without a password"  # never the password
+                else:
+                    shown = _describe(value)
                 problems.append(
                     f"invalid value for '{_camel(name)}': {shown}; "
                     f"using default {default!r}"
@@ -210,5 +218,15 @@ def _coerce(name: str, default: Any, value: Any) -> tuple[bool, Any]:
     if isinstance(default, float):
         ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
         return ok, float(value) if ok else None
+    if name == "store":
+        return isinstance(value, str) and store_url_ok(value), value
     # Optional strings.
     return isinstance(value, str) and value != "", value
+
+
+def store_url_ok(value: str) -> bool:
+    """A postgresql:// URL without a password (credentials come from PG* variables or
+    ~/.pgpass, never from settings a workspace can carry)."""
+    return bool(re.match(r"postgres(ql)?://", value, re.IGNORECASE)) and not re.search(
+        r"://[^/@]*:[^/@]*@|password\s*=", value, re.IGNORECASE
+    )

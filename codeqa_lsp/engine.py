@@ -112,6 +112,10 @@ class Workspace:
         self.root = root.resolve()
         self.settings = settings or Settings()
         self.indexer = Indexer(self.root, self.settings)
+        if self.settings.store:  # the shared team index, with this index as its overlay
+            from codeqa_lsp.index.overlay import with_shared_store
+
+            self.indexer = with_shared_store(self.indexer, self.settings.store)  # type: ignore[assignment]
         self.searcher = HybridSearcher(self.indexer, self.settings)
         self.answerer = Answerer(self, self.settings)
         self._closed = threading.Event()

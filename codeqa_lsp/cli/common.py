@@ -20,6 +20,10 @@ from codeqa_lsp.index.model import IndexProgress
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", choices=EMBEDDERS, default=None)
     p.add_argument("--index-dir", metavar="DIR", default=None)
+    p.add_argument(
+        "--store", metavar="URL", default=None,
+        help="shared team index postgresql://user@host/db (password: PGPASSWORD or ~/.pgpass)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -29,6 +33,13 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         changes["embedder"] = args.embedder
     if args.index_dir:
         changes["index_dir"] = str(Path(args.index_dir).expanduser().resolve())
+    if getattr(args, "store", None):
+        from codeqa_lsp.cli import UsageError
+        from codeqa_lsp.config import store_url_ok
+
+        if not store_url_ok(args.store):
+            raise UsageError("--store must be a postgresql:// URL without a password (use PGPASSWORD or ~/.pgpass)")
+        changes["store"] = args.store
     return Settings().replace(**changes)
 
 

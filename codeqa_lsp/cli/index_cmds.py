@@ -29,6 +29,7 @@ from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("index", help="index a workspace (only what changed)")
     p.add_argument("root", type=existing_dir, metavar="ROOT")
+    p.add_argument("--ref", default=None, help="with --store: publish this commit (checked out) to the shared index")
     add_engine_options(p)
     p.set_defaults(func=cmd_index)
 
@@ -84,6 +85,12 @@ def _run_index(indexer: Any, args: argparse.Namespace) -> IndexReport:
 # -- index ----------------------------------------------------------------------------------
 
 def cmd_index(args: argparse.Namespace) -> int:
+    if args.store:  # publish a snapshot to the shared team index
+        from codeqa_lsp.cli.publish_cmd import cmd_publish
+
+        return cmd_publish(args)
+    if args.ref:
+        raise UsageError("--ref publishes to a shared index: give --store URL too")
     with engine_errors():
         indexer = _indexer(args)
         try:

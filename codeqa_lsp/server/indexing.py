@@ -211,6 +211,8 @@ class FolderManager:
                 end_message += " (cancelled)"
             if report.rebuilt_reason:
                 logger.warning("index of %s was rebuilt: %s", folder.root, report.rebuilt_reason)
+            if report.notice:
+                ls.warn(f"codeqa: {report.notice}")
             logger.info("indexed %s: %s", folder.root, end_message)
         except Exception as exc:
             logger.exception("indexing %s failed", folder.root)

@@ -1,0 +1,104 @@
+"""BENCHMARKS.md section for the shared team index (`bench/pgstore.py` results)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from report_sections import machine_line
+
+Doc = dict[str, Any]
+
+SCALING = """\
+How it scales past one machine, from what these runs show:
+
+- **Reads scale out with read replicas.** A client only reads (a read-only role and
+  read-only connections), and a query touches one repository's HNSW index and the GIN index
+  of the tokens. Streaming replicas behind a connection pooler (pgBouncer) or a managed
+  service's reader endpoint add query capacity linearly; a replica that lags only serves a
+  slightly older snapshot, which the overlay already handles (the local index covers what
+  differs from the snapshot it reads, whatever that snapshot is).
+- **Partitioning by repository is already the layout.** Every row carries `repo_id`, and
+  each (embedding space, repository) has its own partial HNSW index, so a query walks a graph
+  the size of one repository, not of the whole database. Many repositories grow the database,
+  not the cost of a query. Declarative partitioning of `chunks` by `repo_id` (LIST/HASH) is
+  the next step when one table's maintenance (VACUUM, index builds) gets long.
+- **Citus** shards `chunks` and `snapshot_files` by `repo_id` across workers
+  (`create_distributed_table('codeqa.chunks', 'repo_id')`): every query filters on one
+  `repo_id`, so it is routed to one shard with no cross-node join; the small `repos`,
+  `spaces` and `snapshots` tables become reference tables.
+- **Writes** are one publisher per repository (CI) and incremental: a commit that changes 1%
+  of the files writes 1% of the chunks and embeds only texts never seen. The one-off cost is
+  the first publish of a repository: rows load at the rate above, then its HNSW index is
+  built in one pass (`maintenance_work_mem` must hold the graph, ~2 KB a 384-dim vector).
+"""
+
+
+def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
+    runs = sorted(
+        (doc for name, doc in docs.items() if name.startswith("pgstore-") and doc),
+        key=lambda doc: doc.get("chunks_target", 0),
+    )
+    lines = [
+        "## Shared team index (PostgreSQL + pgvector)",
+        "",
+        "`bench/pgstore.py --chunks N`: a synthetic Python tree (N/10 files of ten functions, "
+        "words from a 2,000-word vocabulary), hash embedder (384 dims), PostgreSQL 16 + "
+        "pgvector 0.6 from the `pgserver` wheel with its default configuration. The local store "
+        "and Postgres are measured in the same process, one after the other; queries alternate "
+        "between them. *Hybrid* is the whole `Workspace.search` pipeline (for Postgres: a "
+        "client with `store` set and a clean checkout, so every result comes from the database).",
+        "",
+    ]
+    if not runs:
+        return [*lines, "_Not run._", "", SCALING]
+    lines += [
+        "| chunks | store | full index s | chunks/s | size MB | bytes/chunk | hybrid p50 ms | hybrid p95 ms |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for doc in runs:
+        for store, key in (("local (SQLite + hnswlib)", "local"), ("postgres", "postgres")):
+            built, query = doc.get(key) or {}, (doc.get("query") or {}).get(key) or {}
+            chunks = built.get("chunks") or 0
+            size = built.get("bytes") or 0
+            lines.append(
+                f"| {chunks} | {store} | {built.get('seconds', '?')} | {built.get('chunks_per_second', '?')} | "
+                f"{size / 1e6:.0f} | {size / chunks if chunks else 0:.0f} | "
+                f"{query.get('p50_ms', '?')} | {query.get('p95_ms', '?')} |"
+            )
+    lines.append("")
+    for doc in runs:
+        query = doc.get("query") or {}
+        inc = doc.get("postgres_incremental") or {}
+        lines += [
+            f"At {doc.get('chunks_target')} chunks: Postgres arms alone p50/p95 - BM25 (ts_rank) "
+            f"{query.get('pg_bm25', {}).get('p50_ms', '?')}/{query.get('pg_bm25', {}).get('p95_ms', '?')} ms, "
+            f"dense (HNSW) {query.get('pg_dense', {}).get('p50_ms', '?')}/{query.get('pg_dense', {}).get('p95_ms', '?')} ms. "
+            f"Next commit with {inc.get('files_changed', '?')} files changed: {inc.get('files_written', '?')} file "
+            f"versions written, {inc.get('embedded', '?')} texts embedded, {inc.get('reused', '?')} vectors reused, "
+            f"{inc.get('seconds', '?')} s. Load average {_load(doc.get('load_before'))} before, "
+            f"{_load(doc.get('load_after'))} after (7 engineers sharing 2 cores).",
+            "",
+            machine_line(doc),
+            "",
+        ]
+    return [*lines, WHAT_FOLLOWS, SCALING]
+
+
+WHAT_FOLLOWS = """What follows from these numbers (issue 17's target is hybrid p95 <= 100 ms at 1M chunks;
+the 1M run was not made in this session: the machine was shared, and the 110k run alone
+took 40 minutes):
+
+- Publishing is faster than local indexing of the same tree (no vector file to rewrite,
+  one HNSW build at the end) and takes about as much disk per chunk.
+- The hybrid query is 2-3x slower than the local store at 110k and misses the 100 ms p95
+  target already there. The dense arm (HNSW) is not the problem: it grows with log(N). The
+  BM25 arm is: `ts_rank` scores every row matching any query term, so its cost grows with
+  the posting lists, roughly linearly in N; at 1M expect several hundred ms unless the
+  ranking moves to a BM25 index (ParadeDB `pg_search`, or pgvector's sparse vectors with a
+  top-k scan). The rest is round trips (BM25, dense, definitions, vectors for cosine
+  completion: four statements per query), which a single combined statement would cut.
+"""
+
+
+def _load(value: Any) -> str:
+    return f"{value[0]:.1f}" if isinstance(value, list | tuple) and value else "?"

@@ -1,0 +1,342 @@
+"""`OverlayIndexer`: the shared team snapshot for what HEAD shares with it, the local index
+for what differs in the working tree.
+
+A client with `store` configured asks git for the nearest published ancestor of HEAD (the
+merge-base with the published branch, or older), opens that snapshot, and indexes locally
+only the files that differ from it: changed, added or deleted since that commit, untracked
+files, then every saved file and dirty buffer the editor sends. Those paths are *shadowed*:
+for them only local results count (a file deleted locally shows nothing), for every other
+path the shared snapshot answers. Nothing of the unchanged tree is embedded locally.
+
+Failure: if the database is unreachable, slow (statement timeout) or has no snapshot for
+this repository, the overlay says so once (a `notice` in the next `IndexReport`, and a log
+warning) and becomes a plain local index: `index()` indexes the whole tree as usual. The
+next `index()` tries the database again.
+
+Merging: dense scores are cosines of the same embedder on both sides, so they merge as
+they are. BM25 scores from FTS5 and `ts_rank` are on different scales, so each side is
+divided by its own best score before the lists are merged (the fusion downstream min-max
+normalises the arm anyway).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.indexer import Indexer
+from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
+from codeqa_lsp.index.pg import dsn, gitinfo
+from codeqa_lsp.index.pg.rows import FiltersLike
+from codeqa_lsp.index.pg.snapshot import SharedSnapshot, open_snapshot
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[IndexProgress], None]
+
+
+def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndexer:
+    """`local` behind an overlay when `url` names a usable shared store; otherwise `local`
+    alone, with a warning (no driver installed, a bad URL): the editor keeps working."""
+    if not url:
+        return local
+    try:
+        return OverlayIndexer(local, url)
+    except ImportError:
+        log.warning("store is set but the PostgreSQL driver is missing (pip install 'codeqa-lsp[postgres]'); "
+                    "using the local index")
+    except ValueError as exc:  # dsn.StoreUrlError, already redacted
+        log.warning("store unusable (%s); using the local index", exc)
+    return local
+
+
+class OverlayIndexer:
+    """Quacks like `Indexer` for retrieval, answering and the engine; anything not defined
+    here (embedder, index_dir, chunk_text, embed_query...) is the local indexer's."""
+
+    def __init__(self, local: Indexer, url: str) -> None:
+        self.local = local
+        self.url = dsn.validate(url)
+        self._shared: SharedSnapshot | None = None
+        self._shared_chunks = 0
+        self._shadowed: set[str] = set()
+        self._lock = threading.RLock()
+        self._notice: str | None = None
+        self._fallback_reason: str | None = None
+        self._background: threading.Thread | None = None
+        self.vectors = _OverlayVectors(self)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.local, name)
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def shared(self) -> SharedSnapshot | None:
+        return self._shared
+
+    def shadowed(self) -> set[str]:
+        with self._lock:
+            return set(self._shadowed)
+
+    def _shadow(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            self._shadowed.update(paths)
+
+    def _fall_back(self, reason: str, reindex: bool) -> None:
+        """Say once that the shared index is unusable and serve from the local index; with
+        `reindex`, index the whole tree locally in the background (a query found out)."""
+        reason = " ".join(reason.split())  # one line: psycopg messages carry newlines
+        with self._lock:
+            shared, self._shared = self._shared, None
+            if self._fallback_reason is None:
+                self._fallback_reason = reason
+                self._notice = f"shared index unavailable ({reason}); using the local index"
+                log.warning("%s", self._notice)
+            if reindex and shared is not None and (self._background is None or not self._background.is_alive()):
+                self._background = threading.Thread(target=self._reindex_locally, daemon=True,
+                                                    name="codeqa-local-fallback")
+                self._background.start()
+        if shared is not None:
+            shared.close()
+
+    def _reindex_locally(self) -> None:
+        try:
+            self.local.index()
+        except Exception:
+            log.exception("local fallback index of %s failed", self.local.root)
+
+    # -- indexing ------------------------------------------------------------------------
+    def _open_shared(self) -> tuple[SharedSnapshot | None, str | None]:
+        """The nearest published snapshot, or (None, why not)."""
+        from codeqa_lsp.index.pg.publish import spaces_for, workspace_identity
+
+        try:
+            identity = workspace_identity(self.local.root)
+            commits = gitinfo.ancestors(self.local.root)
+        except gitinfo.GitError as exc:
+            return None, f"not a git checkout: {exc}"
+        space, chunking = spaces_for(self.local.embedder, self.local.settings)
+        try:
+            snapshot = open_snapshot(self.url, repo=identity, space=space, chunking=chunking, commits=commits)
+        except ConnectionError as exc:
+            return None, str(exc)
+        except Exception as exc:  # psycopg errors: missing schema, permissions...
+            return None, dsn.redact(f"{type(exc).__name__}: {exc}".strip())
+        if snapshot is None:
+            return None, f"no snapshot of {identity} published for an ancestor of HEAD with {space}"
+        return snapshot, None
+
+    def _differing_paths(self, commit: str) -> set[str]:
+        """Workspace-relative paths that differ from `commit` in the working tree."""
+        root = self.local.root.resolve()
+        top = gitinfo.toplevel(root).resolve()
+        prefix = "" if root == top else root.relative_to(top).as_posix() + "/"
+        changed = gitinfo.changed_since(root, commit)
+        return {p[len(prefix):] for p in changed if p.startswith(prefix)}
+
+    def index(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> IndexReport:
+        snapshot, why = self._open_shared()
+        if snapshot is not None:
+            try:
+                differing = self._differing_paths(snapshot.commit)
+                count = snapshot.chunk_count(exclude=differing)
+            except (gitinfo.GitError, ConnectionError) as exc:
+                snapshot.close()
+                snapshot, why = None, str(exc)
+        if snapshot is None:
+            self._fall_back(why or "unknown", reindex=False)
+            report = self.local.index(progress=progress, cancel=cancel)
+            return self._with_notice(report)
+        with self._lock:
+            old, self._shared = self._shared, snapshot
+            self._shared_chunks = count
+            self._fallback_reason = None
+            self._shadowed = set(differing)
+        if old is not None:
+            old.close()
+        report = self._sync_local(differing, progress, cancel)
+        report.chunks_total += count
+        report.files_seen += len(snapshot.files().keys() - differing)
+        return self._with_notice(report)
+
+    def _sync_local(self, differing: set[str], progress: ProgressCallback | None,
+                    cancel: threading.Event | None) -> IndexReport:
+        """Make the local index hold exactly the differing files."""
+        import time
+
+        started = time.monotonic()
+        report = IndexReport()
+        for path in sorted(set(self.local.store.files()) - differing):
+            report.chunks_removed += self.local.remove_file(path).chunks_removed
+            report.files_removed += 1
+        for done, path in enumerate(sorted(differing), 1):
+            if cancel is not None and cancel.is_set():
+                report.cancelled = True
+                break
+            update = self.local.update_file(path)
+            if update.skipped_reason and update.skipped_reason != "vanished":
+                report.skipped[update.skipped_reason] += 1
+            elif update.chunks_added or update.chunks_removed:
+                report.files_changed += 1
+            report.chunks_added += update.chunks_added
+            report.chunks_removed += update.chunks_removed
+            report.embedded += update.embedded
+            if progress is not None:
+                progress(IndexProgress("chunk", done, len(differing), path))
+        report.files_seen = self.local.store.counts()[0]
+        report.chunks_total = self.local.store.counts()[1]
+        report.seconds = time.monotonic() - started
+        return report
+
+    def _with_notice(self, report: IndexReport) -> IndexReport:
+        with self._lock:
+            notice, self._notice = self._notice, None
+        if notice is not None:
+            report.notice = notice
+        return report
+
+    def update_file(self, rel_path: str, text: str | None = None) -> UpdateReport:
+        self._shadow([rel_path])
+        return self.local.update_file(rel_path, text=text)
+
+    def remove_file(self, rel_path: str) -> UpdateReport:
+        self._shadow([rel_path])
+        return self.local.remove_file(rel_path)
+
+    def status(self) -> IndexStatus:
+        status = self.local.status()
+        shared = self._shared
+        if shared is None:
+            return status
+        hidden = self.shadowed()
+        try:
+            files = len(shared.files().keys() - hidden)
+            chunks = shared.chunk_count(exclude=hidden)
+        except ConnectionError as exc:
+            self._fall_back(str(exc), reindex=True)
+            return status
+        return dataclasses.replace(
+            status, files=status.files + files, chunks=status.chunks + chunks,
+            embedded=status.embedded + chunks,
+        )
+
+    def coverage(self) -> float:
+        local_chunks = self.local.store.chunk_count()
+        total = local_chunks + (self._shared_chunks if self._shared is not None else 0)
+        if total == 0:
+            return 1.0
+        local_embedded = min(len(self.local.vectors), local_chunks)
+        return min(1.0, (local_embedded + total - local_chunks) / total)
+
+    # -- reading -------------------------------------------------------------------------
+    def _shared_call(self, call: Callable[[SharedSnapshot], Any], default: Any) -> Any:
+        shared = self._shared
+        if shared is None:
+            return default
+        try:
+            return call(shared)
+        except ConnectionError as exc:
+            self._fall_back(str(exc), reindex=True)
+            return default
+
+    def _visible(self, ranked: Sequence[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:
+        hidden = self.shadowed()
+        return [(c, s) for c, s in ranked if c.path not in hidden]
+
+    def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
+        local = self.local.chunks(path=path, language=language)
+        if path is not None and path in self.shadowed():
+            return local
+        hidden = self.shadowed()
+        shared = self._shared_call(lambda s: s.chunks(path=path, language=language), [])
+        return local + [c for c in shared if c.path not in hidden]
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        found = {c.id: c for c in self.local.get_chunks(ids)}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            found.update((c.id, c) for c in self._shared_call(lambda s: s.get_chunks(missing), []))
+        return [found[i] for i in ids if i in found]
+
+    def definitions(self, name: str) -> list[Chunk]:
+        hidden = self.shadowed()
+        shared = [c for c in self._shared_call(lambda s: s.definitions(name), []) if c.path not in hidden]
+        return self.local.definitions(name) + shared
+
+    def file_hash(self, rel_path: str) -> str | None:
+        if rel_path in self.shadowed() or self._shared is None:
+            return self.local.file_hash(rel_path)
+        return self._shared_call(lambda s: s.file_hash(rel_path), None)
+
+    def bm25(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+        local = _scaled(self.local.bm25(query, limit, filters))  # type: ignore[arg-type]
+        shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25(query, limit, filters), [])))
+        return _merge(local, shared, limit)
+
+    def dense(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+        vector = self.local.embed_query(query)
+        return [] if vector is None else self.dense_by_vector(vector, limit, filters)
+
+    def dense_by_vector(self, vector: np.ndarray, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+        local = self.local.dense_by_vector(vector, limit, filters)  # type: ignore[arg-type]
+        shared = self._visible(self._shared_call(lambda s: s.dense_by_vector(vector, limit, filters), []))
+        return _merge(local, shared, limit)
+
+    def close(self) -> None:
+        with self._lock:
+            shared, self._shared = self._shared, None
+        if shared is not None:
+            shared.close()
+        self.local.close()
+
+
+def _scaled(ranked: Sequence[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:
+    top = max((s for _, s in ranked), default=0.0)
+    return [(c, s / top) for c, s in ranked] if top > 0 else list(ranked)
+
+
+def _merge(a: Sequence[tuple[Chunk, float]], b: Sequence[tuple[Chunk, float]], limit: int) -> list[tuple[Chunk, float]]:
+    """Best first; a chunk id present on both sides keeps the local (first) entry."""
+    seen: set[str] = set()
+    out: list[tuple[Chunk, float]] = []
+    for chunk, score in sorted([*a, *b], key=lambda item: -item[1]):
+        if chunk.id not in seen:
+            seen.add(chunk.id)
+            out.append((chunk, score))
+    return out[:limit]
+
+
+class _OverlayVectors:
+    """`get_vectors` over both sides, for the search's cosine completion: a label's local
+    vector when it has one, else the shared one, else None."""
+
+    def __init__(self, overlay: OverlayIndexer) -> None:
+        self.overlay = overlay
+
+    def __len__(self) -> int:
+        return len(self.overlay.local.vectors) + self.overlay._shared_chunks
+
+    def get_vectors(self, labels: Sequence[int]) -> list[np.ndarray | None]:
+        local = self.overlay.local.vectors
+        live = local.live_labels()
+        out: list[np.ndarray | None] = []
+        missing: list[int] = []
+        for label in labels:
+            if label in live:
+                try:
+                    out.append(np.asarray(local.get_vectors([label])[0], dtype=np.float32))
+                    continue
+                except RuntimeError:
+                    pass
+            out.append(None)
+            missing.append(label)
+        if missing:
+            found = self.overlay._shared_call(lambda s: s.vectors_by_label(missing), {})
+            out = [v if v is not None else found.get(label) for v, label in zip(out, labels, strict=True)]
+        return out

@@ -1,0 +1,91 @@
+"""Chunk <-> row conversion shared by the publisher and the reader.
+
+Chunk fields that have a column are stored there; any other init field of `Chunk` (the
+chunker grows fields, e.g. a declaration flag) travels in the `attrs` JSONB column, so a
+new field needs no schema change and an old row simply lacks it (the dataclass default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from codeqa_lsp.chunking.model import Chunk
+
+COLUMNS = (
+    "path", "symbol", "kind", "language", "start_line", "end_line", "start_byte", "end_byte",
+    "text", "signature", "doc", "part", "parts",
+)
+SELECT_COLUMNS = ", ".join(f"c.{name}" for name in COLUMNS) + ", c.attrs"
+
+
+class FiltersLike(Protocol):
+    """What a search filter carries (`retrieval.model.SearchFilters`, not imported here:
+    the index layer does not depend on retrieval)."""
+
+    @property
+    def languages(self) -> tuple[str, ...]: ...
+
+    @property
+    def path_globs(self) -> tuple[str, ...]: ...
+
+    @property
+    def kinds(self) -> tuple[str, ...]: ...
+
+
+def _init_fields() -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(Chunk) if f.init)
+
+
+def attrs_of(chunk: Chunk) -> str:
+    """JSON of the chunk's fields that have no column of their own."""
+    extra = {name: getattr(chunk, name) for name in _init_fields() if name not in COLUMNS}
+    return json.dumps(extra, sort_keys=True, default=str)
+
+
+def chunk_from_row(row: Sequence[Any]) -> Chunk:
+    """A row of `SELECT_COLUMNS` (attrs last) back into a `Chunk`; unknown attrs (written by
+    a newer chunker) are dropped, missing ones take the field default."""
+    values = dict(zip(COLUMNS, row[: len(COLUMNS)], strict=True))
+    attrs = row[len(COLUMNS)] or {}
+    known = set(_init_fields())
+    values.update({k: v for k, v in attrs.items() if k in known and k not in values})
+    return Chunk(**values)
+
+
+def vector_literal(vector: Any) -> str:
+    """pgvector's text form; float32 repr keeps the exact stored value."""
+    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+
+
+def parse_vector(text: str) -> np.ndarray:
+    return np.asarray(json.loads(text), dtype=np.float32)
+
+
+def filter_sql(filters: FiltersLike | None) -> tuple[str, list[Any]]:
+    """SQL conditions (` AND ...`) for language and kind filters. Path globs are gitignore
+    patterns Postgres cannot evaluate; the caller post-filters them (see `needs_post_filter`)."""
+    if filters is None:
+        return "", []
+    sql, args = "", []
+    if filters.languages:
+        sql += " AND c.language = ANY(%s)"
+        args.append(list(filters.languages))
+    if filters.kinds:
+        sql += " AND c.kind = ANY(%s)"
+        args.append(list(filters.kinds))
+    return sql, args
+
+
+def path_filter(filters: FiltersLike | None) -> Any:
+    """A predicate over paths for the path globs, or None when there are none."""
+    if filters is None or not filters.path_globs:
+        return None
+    import pathspec
+
+    spec = pathspec.PathSpec.from_lines("gitignore", filters.path_globs)
+    return spec.match_file

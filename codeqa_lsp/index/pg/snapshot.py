@@ -1,0 +1,243 @@
+"""`SharedSnapshot`: read one published commit of the shared index.
+
+The read side of the Postgres store. Every query is scoped to one snapshot: a chunk row
+counts when its (path, file sha) is the version the snapshot holds. Connections: one per
+thread (psycopg serialises calls on one connection, and the search runs its two arms in
+parallel threads), autocommit and read-only, with the short timeouts of `dsn.connect`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from contextlib import suppress
+from typing import Any
+
+import numpy as np
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.pg import dsn
+from codeqa_lsp.index.pg.rows import (
+    SELECT_COLUMNS,
+    FiltersLike,
+    chunk_from_row,
+    filter_sql,
+    parse_vector,
+    path_filter,
+    vector_literal,
+)
+from codeqa_lsp.index.pg.schema import SCHEMA
+from codeqa_lsp.index.tokens import query_terms
+
+# ts_rank weights for {D, C, B, A}: A (symbol + signature) counts 5x the body, as
+# `store.BM25_WEIGHTS` (1, 5, 1, 1) does for FTS5 (measured there on the 100 questions).
+TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
+# HNSW candidates per query. The index covers every stored version of the repository's
+# files; rows of versions this snapshot does not hold (older commits) are dropped after the
+# index scan (pgvector 0.6 has no filtered scan), so the scan returns this many, several
+# times the 50 candidates a search asks for (retrieval.search.CANDIDATES).
+EF_SEARCH = 200
+# Over-fetch when path globs are post-filtered in Python.
+GLOB_OVERFETCH = 4
+
+
+def _in_snapshot(snapshot_id: int) -> str:
+    return (
+        f"EXISTS (SELECT 1 FROM {SCHEMA}.snapshot_files sf WHERE sf.snapshot_id = {int(snapshot_id)} "
+        "AND sf.path = c.path AND sf.sha256 = c.file_sha)"
+    )
+
+
+def tsquery_text(query: str) -> str | None:
+    """The query's code-aware terms OR-ed, as `to_tsquery('simple', ...)` input."""
+    terms = [t for t in query_terms(query) if t.isalnum()]
+    return " | ".join(terms) if terms else None
+
+
+class SharedSnapshot:
+    """One snapshot (repository x commit x embedding space) of the shared index."""
+
+    def __init__(
+        self, url: str, *, repo_id: int, space_id: int, dim: int, snapshot_id: int, commit: str
+    ) -> None:
+        self.url = url
+        self.repo_id, self.space_id, self.dim = int(repo_id), int(space_id), int(dim)
+        self.snapshot_id, self.commit = int(snapshot_id), commit
+        self._local = threading.local()
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        scope = f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND {_in_snapshot(self.snapshot_id)}"
+        self._scope = scope
+
+    # -- connections ---------------------------------------------------------------------
+    def _conn(self) -> Any:
+        if self._closed:
+            raise ConnectionError("shared index closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = dsn.connect(self.url, read_only=True)
+            conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        import psycopg
+
+        try:
+            return self._conn().execute(sql, args).fetchall()
+        except psycopg.Error as exc:
+            conn = getattr(self._local, "conn", None)
+            if conn is not None:
+                with suppress(Exception):
+                    conn.close()
+                self._local.conn = None
+            raise ConnectionError(f"shared index query failed: {dsn.redact(str(exc)).strip()}") from None
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            conns, self._all = self._all, []
+        for conn in conns:
+            with suppress(Exception):
+                conn.close()
+
+    # -- reads ---------------------------------------------------------------------------
+    def files(self) -> dict[str, str]:
+        rows = self._rows(
+            f"SELECT path, sha256 FROM {SCHEMA}.snapshot_files WHERE snapshot_id = %s", (self.snapshot_id,)
+        )
+        return dict(rows)
+
+    def file_hash(self, path: str) -> str | None:
+        rows = self._rows(
+            f"SELECT sha256 FROM {SCHEMA}.snapshot_files WHERE snapshot_id = %s AND path = %s",
+            (self.snapshot_id, path),
+        )
+        return rows[0][0] if rows else None
+
+    def chunk_count(self, exclude: Iterable[str] = ()) -> int:
+        """Chunks in the snapshot, leaving out those of the `exclude` paths."""
+        rows = self._rows(
+            f"SELECT count(*) FROM {SCHEMA}.chunks c WHERE {self._scope} AND NOT (c.path = ANY(%s))",
+            (list(exclude),),
+        )
+        return int(rows[0][0])
+
+    def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
+        sql, args = "", []
+        if path is not None:
+            sql += " AND c.path = %s"
+            args.append(path)
+        if language is not None:
+            sql += " AND c.language = %s"
+            args.append(language)
+        rows = self._rows(
+            f"SELECT {SELECT_COLUMNS} FROM {SCHEMA}.chunks c WHERE {self._scope}{sql} "
+            "ORDER BY c.path, c.start_line, c.part", args,
+        )
+        return [chunk_from_row(r) for r in rows]
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return []
+        rows = self._rows(
+            f"SELECT c.id, {SELECT_COLUMNS} FROM {SCHEMA}.chunks c WHERE {self._scope} AND c.id = ANY(%s)",
+            (unique,),
+        )
+        found = {r[0]: chunk_from_row(r[1:]) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def definitions(self, name: str) -> list[Chunk]:
+        last = name.rsplit(".", 1)[-1]
+        rows = self._rows(
+            f"SELECT {SELECT_COLUMNS} FROM {SCHEMA}.chunks c WHERE {self._scope} AND c.name = %s "
+            "AND c.kind <> 'module' ORDER BY c.path, c.start_line, c.part", (last,),
+        )
+        chunks = [chunk_from_row(r) for r in rows]
+        return [c for c in chunks if c.symbol == name or c.symbol.endswith("." + name)]
+
+    def bm25(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+        """Full-text ranking over the code-aware tokens (ts_rank, length-normalised)."""
+        text = tsquery_text(query)
+        if text is None or limit <= 0:
+            return []
+        where, args = filter_sql(filters)
+        matches = path_filter(filters)
+        fetch = limit * GLOB_OVERFETCH if matches else limit
+        rows = self._rows(
+            f"SELECT ts_rank('{TS_WEIGHTS}', c.tsv, q, 1) AS score, {SELECT_COLUMNS} "
+            f"FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q "
+            f"WHERE c.tsv @@ q AND {self._scope}{where} ORDER BY score DESC LIMIT %s",
+            [text, *args, fetch],
+        )
+        out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
+        return _keep(out, matches, limit)
+
+    def dense_by_vector(
+        self, vector: np.ndarray, limit: int, filters: FiltersLike | None = None
+    ) -> list[tuple[Chunk, float]]:
+        """Nearest chunks by cosine through the space's HNSW index."""
+        if limit <= 0:
+            return []
+        where, args = filter_sql(filters)
+        matches = path_filter(filters)
+        fetch = limit * GLOB_OVERFETCH if matches else limit
+        cast = f"vector({self.dim})"
+        literal = vector_literal(vector)
+        # The inner query is exactly the partial HNSW index's shape (literal space and repo,
+        # ORDER BY distance LIMIT), so the planner walks the graph; membership and filters
+        # are checked on its candidates.
+        rows = self._rows(
+            f"SELECT 1 - c.distance AS score, {SELECT_COLUMNS} FROM ("
+            f"SELECT *, embedding::{cast} <=> %s::{cast} AS distance FROM {SCHEMA}.chunks "
+            f"WHERE space_id = {self.space_id} AND repo_id = {self.repo_id} "
+            f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT {EF_SEARCH}) c "
+            f"WHERE {self._scope}{where} ORDER BY c.distance LIMIT %s",
+            [literal, literal, *args, fetch],
+        )
+        out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
+        return _keep(out, matches, limit)
+
+    def vectors_by_label(self, labels: Iterable[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of some chunks of this snapshot, by vector label (`label_for`)."""
+        unique = list(dict.fromkeys(int(label) for label in labels))
+        if not unique:
+            return {}
+        rows = self._rows(
+            f"SELECT c.label, c.embedding::text FROM {SCHEMA}.chunks c WHERE {self._scope} "
+            "AND c.label = ANY(%s) AND c.embedding IS NOT NULL", (unique,),
+        )
+        return {int(label): parse_vector(text) for label, text in rows}
+
+
+def _keep(
+    ranked: list[tuple[Chunk, float]], matches: Any, limit: int
+) -> list[tuple[Chunk, float]]:
+    if matches is not None:
+        ranked = [(c, s) for c, s in ranked if matches(c.path)]
+    return ranked[:limit]
+
+
+def open_snapshot(url: str, *, repo: str, space: str, chunking: str, commits: Sequence[str]) -> SharedSnapshot | None:
+    """The ready snapshot of the first of `commits` (nearest first) published for this
+    repository, embedding space and chunking; None when there is none."""
+    if not commits:
+        return None
+    with dsn.connect(url, read_only=True) as conn:
+        rows = conn.execute(
+            f"SELECT s.id, s.commit, s.repo_id, s.space_id, sp.dim FROM {SCHEMA}.snapshots s "
+            f"JOIN {SCHEMA}.repos r ON r.id = s.repo_id JOIN {SCHEMA}.spaces sp ON sp.id = s.space_id "
+            "WHERE r.identity = %s AND sp.name = %s AND s.chunking = %s AND s.state = 'ready' "
+            "AND s.commit = ANY(%s)",
+            (repo, space, chunking, list(commits)),
+        ).fetchall()
+    by_commit = {row[1]: row for row in rows}
+    for commit in commits:
+        if commit in by_commit:
+            sid, _, repo_id, space_id, dim = by_commit[commit]
+            return SharedSnapshot(url, repo_id=repo_id, space_id=space_id, dim=dim, snapshot_id=sid, commit=commit)
+    return None

@@ -1,0 +1,213 @@
+"""The client side: a workspace reading the shared snapshot of the nearest published
+commit, with only what differs in the working tree indexed locally; and the fallback
+when the database goes away. Through the engine (`Workspace`), real git, real Postgres."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeqa_lsp.answering.citations import CitationResolver
+from codeqa_lsp.config import Settings
+from codeqa_lsp.engine import Workspace
+from codeqa_lsp.index.embedders.hashing import HashEmbedder
+from codeqa_lsp.index.overlay import OverlayIndexer
+from codeqa_lsp.index.pg.publish import Publisher
+from tests.pgstore.conftest import PgServer, git, make_repo
+from tests.pgstore.trees import AUTH_PY, TREE
+
+NEW_FEATURE = '''def export_invoice_pdf(invoice):
+    """Render an invoice as a PDF document."""
+    return render(invoice, format="pdf")
+'''
+
+
+def _published_checkout(tmp_path: Path, url: str) -> Path:
+    """A repository whose main is published, then edited without committing: auth.py
+    changed, a new file added, router.js deleted."""
+    root = tmp_path / "repo"
+    make_repo(root, TREE)
+    Publisher(url, root, Settings(embedder="hash"), embedder=HashEmbedder()).publish("main")
+    (root / "app/auth.py").write_text(AUTH_PY.replace("partition", "xylophone_partition"))
+    (root / "app/new_feature.py").write_text(NEW_FEATURE)
+    (root / "web/router.js").unlink()
+    return root
+
+
+def _workspace(root: Path, tmp_path: Path, url: str) -> Workspace:
+    return Workspace(root, Settings(embedder="hash", index_dir=str(tmp_path / "index"), store=url))
+
+
+def test_local_index_holds_only_what_differs(tmp_path: Path, pg_url: str) -> None:
+    root = _published_checkout(tmp_path, pg_url)
+    ws = _workspace(root, tmp_path, pg_url)
+    try:
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer)
+        report = ws.index()
+        assert report.notice is None
+        assert overlay.shared is not None
+        local = overlay.local
+        assert set(local.store.files()) == {"app/auth.py", "app/new_feature.py"}
+        # Nothing of the unchanged tree was embedded here: only the two local files' chunks.
+        assert local.embedder.texts == len(local.chunks())
+        assert report.chunks_total == len(ws.chunks())
+
+        top = ws.search("xylophone partition header").hits[0].chunk
+        assert top.path == "app/auth.py" and "xylophone" in top.text
+        # The shared (old) version of auth.py is never returned, the deleted file neither.
+        for query in ("parse bearer token", "match route url", "refresh session"):
+            for hit in ws.search(query).hits:
+                assert hit.chunk.path != "web/router.js"
+                if hit.chunk.path == "app/auth.py":
+                    assert hit.chunk in local.chunks(path="app/auth.py")
+        retry = ws.search("retry with backoff").hits[0].chunk
+        assert retry.path == "net/retry.go" and retry not in local.chunks()
+        assert ws.search("invoice pdf").hits[0].chunk.symbol == "export_invoice_pdf"
+        assert [c.path for c in ws.definitions("RetryWithBackoff")] == ["net/retry.go"]
+        assert ws.definitions("matchRoute") == []
+        assert {c.path for c in ws.chunks()} == {"app/auth.py", "app/new_feature.py", "net/retry.go", "docs/guide.md"}
+        status = ws.status()
+        assert status.files == 4 and status.chunks == report.chunks_total
+    finally:
+        ws.close()
+
+
+def test_shared_chunk_whose_file_changed_is_stale_until_saved(tmp_path: Path, pg_url: str) -> None:
+    root = _published_checkout(tmp_path, pg_url)
+    ws = _workspace(root, tmp_path, pg_url)
+    try:
+        ws.index()
+        [retry] = ws.definitions("RetryWithBackoff")
+        [guide] = [c for c in ws.chunks() if c.path == "docs/guide.md"][:1]
+        assert CitationResolver(ws).resolve(1, guide).stale is False  # type: ignore[union-attr]
+        assert CitationResolver(ws).resolve(1, retry).stale is False  # type: ignore[union-attr]
+        # Edited on disk (the editor has not told us yet): the shared chunk is now stale.
+        path = root / "net/retry.go"
+        path.write_text("// Package netutil.\n" + path.read_text())
+        assert CitationResolver(ws).resolve(1, retry).stale is True  # type: ignore[union-attr]
+        # The save reaches the overlay: the file is now local, its citation current again.
+        ws.update_file("net/retry.go")
+        [moved] = ws.definitions("RetryWithBackoff")
+        assert moved.start_line == retry.start_line + 1
+        assert CitationResolver(ws).resolve(1, moved).stale is False  # type: ignore[union-attr]
+        # A dirty buffer wins too.
+        ws.update_file("docs/guide.md", text="# Guide\n\nRoll out with canary releases.\n")
+        top = ws.search("canary releases").hits[0].chunk
+        assert top.path == "docs/guide.md" and "canary" in top.text
+    finally:
+        ws.close()
+
+
+def test_new_local_commits_use_the_nearest_published_ancestor(tmp_path: Path, pg_url: str) -> None:
+    root = tmp_path / "repo"
+    published = make_repo(root, TREE)
+    Publisher(pg_url, root, Settings(embedder="hash"), embedder=HashEmbedder()).publish("main")
+    git(root, "checkout", "-qb", "feature")
+    (root / "app/new_feature.py").write_text(NEW_FEATURE)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "feature work")
+    ws = _workspace(root, tmp_path, pg_url)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        assert overlay.shared.commit == published
+        assert set(overlay.local.store.files()) == {"app/new_feature.py"}
+        assert ws.search("invoice pdf").hits[0].chunk.path == "app/new_feature.py"
+    finally:
+        ws.close()
+
+
+def test_database_down_at_start_falls_back_to_a_full_local_index(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    make_repo(root, TREE)
+    down = "postgresql://postgres@/codeqa?host=" + str(tmp_path / "no-server-here")
+    ws = _workspace(root, tmp_path, down)
+    try:
+        report = ws.index()
+        assert report.notice is not None and "shared index unavailable" in report.notice
+        assert "\n" not in report.notice
+        assert ws.status().files == 4  # indexed normally
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+        assert ws.index().notice is None  # said once
+    finally:
+        ws.close()
+
+
+def test_no_snapshot_published_falls_back_and_says_why(tmp_path: Path, pg_url: str) -> None:
+    root = tmp_path / "repo"
+    make_repo(root, TREE)
+    other = tmp_path / "other"
+    make_repo(other, {"x.py": "def x():\n    return 1\n"}, remote="https://example.com/team/other.git")
+    Publisher(pg_url, other, Settings(embedder="hash"), embedder=HashEmbedder()).publish("main")
+    ws = _workspace(root, tmp_path, pg_url)
+    try:
+        report = ws.index()
+        assert report.notice is not None and "no snapshot of example.com/team/mono" in report.notice
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+    finally:
+        ws.close()
+
+
+def test_database_lost_mid_session_falls_back_without_failing_a_query(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    pg_server.admin("CREATE DATABASE codeqa_doomed")
+    url = pg_server.url("codeqa_doomed")
+    root = _published_checkout(tmp_path, url)
+    ws = _workspace(root, tmp_path, url)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+        pg_server.admin("DROP DATABASE codeqa_doomed WITH (FORCE)")
+        # The query in flight is answered from the local index, and the overlay switches.
+        response = ws.search("xylophone partition")
+        assert response.hits and response.hits[0].chunk.path == "app/auth.py"
+        assert overlay.shared is None
+        background = overlay._background
+        assert background is not None
+        background.join()
+        # The local index now holds the whole tree.
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+        report = ws.index()
+        assert report.notice is not None and "shared index unavailable" in report.notice
+    finally:
+        ws.close()
+
+
+@pytest.mark.parametrize("bad", ["postgresql://u:pw@host/db", "mysql://host/db", "host=x password=pw"])
+def test_store_setting_refuses_passwords_without_echoing_them(bad: str) -> None:
+    settings, problems = Settings.from_wire({"store": bad})
+    assert settings.store is None
+    assert problems and "pw" not in problems[0].replace("password", "")
+
+
+def test_slow_database_times_out_and_falls_back(tmp_path: Path, pg_server: PgServer) -> None:
+    """A statement blocked longer than the read timeout (a lock held by a migration, an
+    overloaded server) is cancelled by Postgres; the query is answered locally."""
+    import psycopg
+
+    pg_server.admin("CREATE DATABASE codeqa_slow")
+    url = pg_server.url("codeqa_slow")
+    root = _published_checkout(tmp_path, url)
+    ws = _workspace(root, tmp_path, url)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        with psycopg.connect(url) as blocker:
+            blocker.execute("LOCK TABLE codeqa.chunks IN ACCESS EXCLUSIVE MODE")
+            response = ws.search("xylophone partition")
+            assert response.hits[0].chunk.path == "app/auth.py"
+            assert overlay.shared is None
+            blocker.rollback()
+        background = overlay._background
+        assert background is not None
+        background.join()
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+    finally:
+        ws.close()
