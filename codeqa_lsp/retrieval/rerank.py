@@ -1,0 +1,111 @@
+"""Second stage: re-score the fused candidates with evidence the arms cannot see alone.
+
+No cross-encoder ships inside a registry package (shared/notes/offline-models.md), so the
+second stage is a hand-set linear scorer over features that are cheap to compute for the
+fused top ~150 chunks:
+
+* `fused`: the fused score of the two arms (0..1, `fusion.py`);
+* `file`: the chunk's file's whole-file BM25 score over the (salient) query terms, divided
+  by the best file's (0..1). Evidence spread over a file's functions (an issue that names
+  five methods of one class) lifts each of them, which is what a whole-file BM25 gets right;
+* `mention`: the query names the chunk's file (traceback frame, `x/y.py`, `pkg.module`);
+* `frame`: the chunk defines a function a traceback frame names (last frame strongest);
+* `name`: share of the chunk's own name tokens the query contains: a definition whose name
+  is spelled out in the question is more likely *the* answer than one that only uses it;
+* the path prior (`priors.py`: tests, examples, changelogs, docs down unless asked for).
+
+    score = (fused + W_FILE·file + W_MENTION·mention + W_FRAME·frame + W_NAME·name) × prior
+
+The weights were set by hand and checked on every set (bench/quality.py, bench/swebench.py;
+numbers in the constants' comments), not fitted: a handful of weights over features that
+mean the same thing in any repository is what we can trust on code we have not seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.tokens import tokenize
+from codeqa_lsp.retrieval.mentions import Evidence
+from codeqa_lsp.retrieval.priors import QueryPriors
+
+
+@dataclass(frozen=True)
+class Weights:
+    file: float
+    mention: float
+    frame: float
+    name: float
+
+
+# Short questions: whole-file evidence helps a little; a long query leans on it (see search.py
+# for the measurements that chose these).
+SHORT_QUERY_WEIGHTS = Weights(file=0.15, mention=0.3, frame=0.3, name=0.1)
+LONG_QUERY_WEIGHTS = Weights(file=0.6, mention=0.5, frame=0.4, name=0.05)
+
+
+@dataclass(frozen=True)
+class Features:
+    fused: float
+    file: float
+    mention: float
+    frame: float
+    name: float
+    prior: float
+
+
+def name_share(chunk: Chunk, query_tokens: set[str]) -> float:
+    """Share of the chunk's own name tokens (last symbol component) found in the query."""
+    name = chunk.symbol.rsplit(".", 1)[-1]
+    tokens = set(tokenize(name))
+    if not tokens:
+        return 0.0
+    return len(tokens & query_tokens) / len(tokens)
+
+
+def features(
+    chunk: Chunk, fused: float, file_scores: Mapping[str, float], evidence: Evidence,
+    priors: QueryPriors, query_tokens: set[str],
+) -> Features:
+    frame = 0.0
+    if evidence.functions:
+        last = chunk.symbol.rsplit(".", 1)[-1]
+        strength = evidence.functions.get(last, 0.0)
+        # A frame names a function of a file it also names; elsewhere the name is a guess.
+        frame = strength if chunk.path in evidence.paths else strength * 0.3
+    return Features(
+        fused=fused,
+        file=file_scores.get(chunk.path, 0.0),
+        mention=evidence.paths.get(chunk.path, 0.0),
+        frame=frame,
+        name=name_share(chunk, query_tokens),
+        prior=priors.factor(chunk),
+    )
+
+
+def score(f: Features, w: Weights) -> float:
+    return (f.fused + w.file * f.file + w.mention * f.mention + w.frame * f.frame + w.name * f.name) * f.prior
+
+
+def normalized_files(ranked: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """Whole-file BM25 scores divided by the best one (0..1)."""
+    if not ranked:
+        return {}
+    top = max(s for _, s in ranked) or 1.0
+    return {path: max(0.0, s / top) for path, s in ranked}
+
+
+def rerank(
+    candidates: Sequence[tuple[Chunk, float]], file_scores: Mapping[str, float],
+    evidence: Evidence, priors: QueryPriors, query: str, weights: Weights,
+) -> list[tuple[Chunk, float]]:
+    """Candidates (chunk, fused score) re-scored and sorted, best first (stable)."""
+    query_tokens = set(tokenize(query))
+    scored = [
+        (chunk, score(features(chunk, fused, file_scores, evidence, priors, query_tokens), weights))
+        for chunk, fused in candidates
+    ]
+    order = sorted(range(len(scored)), key=lambda i: -scored[i][1])
+    return [scored[i] for i in order]
