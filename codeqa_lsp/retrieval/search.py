@@ -27,11 +27,11 @@ from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.tokens import query_terms
 from codeqa_lsp.retrieval.filters import chunk_passes
-from codeqa_lsp.retrieval.floor import dense_floor, judge
+from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
-from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
-from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
+from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
+from codeqa_lsp.retrieval.priors import QueryPriors, is_non_code, path_kind
 from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
     QueryInfo,
@@ -68,6 +68,9 @@ SYMBOL_BOOST = 0.5
 FILE_CANDIDATES = 50
 FILE_LIFT = 10
 LIFT_CHUNKS_PER_FILE = 2
+# A ranking whose first results are all non-code files (LICENSE, CI, changelog) is not
+# confident, whatever their scores.
+NON_CODE_HEAD = 3
 
 
 @dataclass
@@ -122,21 +125,39 @@ class HybridSearcher:
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
 
         hits = _hits(ranked[:top_k], arms, exact_ids)
-        top_cosine = arms.dense[0][1] if arms.dense else None
-        if arms.dense is None or mode == "bm25":
-            top_cosine = None
-        verdict = judge(
-            query,
-            top_bm25=arms.bm25[0][0] if arms.bm25 and mode != "dense" else None,
-            top_cosine=top_cosine,
-            floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
-            exact_symbol=bool(exact_ids),
-        )
+        verdict = self._verdict(query, arms, mode, ranked, exact_ids)
         if not hits:
             verdict = type(verdict)(False, verdict.reason or "no results")
         return SearchResponse(
             query=query, hits=hits, confident=verdict.confident, coverage=coverage,
             reason=verdict.reason,
+        )
+
+    def _verdict(
+        self, query: str, arms: _Arms, mode: SearchMode, ranked: list[tuple[Chunk, float]],
+        exact_ids: set[str],
+    ) -> Verdict:
+        """Confidence from code evidence only: a LICENSE, CI file or changelog that matches
+        best never makes a question about behaviour confident (unless it asks about them,
+        `QueryPriors`), and a ranking led only by such files is not confident."""
+        allowed = QueryPriors(query).factors
+        def counts(chunk: Chunk) -> bool:
+            kind = path_kind(chunk.path)
+            return not is_non_code(chunk.path) or allowed.get(kind, 1.0) >= 1.0
+
+        dense = [s for c, s in arms.dense or [] if counts(c)] if mode != "bm25" else []
+        top_cosine = dense[0] if dense else (0.0 if arms.dense else None)
+        if arms.dense is None or mode == "bm25":
+            top_cosine = None
+        top_bm25 = next((c for c, _ in arms.bm25 if counts(c)), None) if mode != "dense" else None
+        head = [c for c, _ in ranked[:NON_CODE_HEAD]]
+        if head and not any(counts(c) for c in head):
+            return Verdict(False, "no good source: the best matches are not code "
+                           f"({', '.join(dict.fromkeys(c.path for c in head))})")
+        return judge(
+            query, top_bm25=top_bm25, top_cosine=top_cosine,
+            floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
+            exact_symbol=bool(exact_ids),
         )
 
     # -- arms --------------------------------------------------------------------------------
