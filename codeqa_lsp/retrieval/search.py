@@ -285,7 +285,8 @@ class HybridSearcher:
                 known.add(chunk.id)
                 candidates.append((chunk, 0.0))
         weights = LONG_QUERY_WEIGHTS if arms.long_query else SHORT_QUERY_WEIGHTS
-        return rerank(candidates, files, evidence, QueryPriors(query), query, weights)
+        priors = QueryPriors(query, long_query=arms.long_query)
+        return rerank(candidates, files, evidence, priors, query, weights)
 
     def _evidence(self, query: str) -> Evidence:
         mentions = find_mentions(query)
