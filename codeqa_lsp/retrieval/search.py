@@ -286,7 +286,7 @@ class HybridSearcher:
                 candidates.append((chunk, 0.0))
         weights = LONG_QUERY_WEIGHTS if arms.long_query else SHORT_QUERY_WEIGHTS
         priors = QueryPriors(query, long_query=arms.long_query)
-        return rerank(candidates, files, evidence, priors, query, weights)
+        return rerank(candidates, files, evidence, priors, weights)
 
     def _evidence(self, query: str) -> Evidence:
         mentions = find_mentions(query)
