@@ -401,10 +401,8 @@ class Indexer:
         """The BM25 arm over chosen query terms (a long query's salient ones)."""
         return self.store.bm25_terms(terms, limit, filters)
 
-    def bm25_in_paths(
-        self, terms: Sequence[str], paths: Sequence[str], per_path: int
-    ) -> list[tuple[Chunk, float]]:
-        return self.store.bm25_in_paths(terms, paths, per_path)
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        return self.store.definitions_in_paths(paths)
 
     def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
         return self.store.file_bm25(terms, limit)

@@ -289,34 +289,17 @@ class Store:
             return []
         return [(path, float(score)) for path, score in rows]
 
-    def bm25_in_paths(
-        self, terms: Sequence[str], paths: Sequence[str], per_path: int
-    ) -> list[tuple[Chunk, float]]:
-        """The best `per_path` BM25 chunks of each of `paths` (files the chunk arm missed)."""
-        expression = fts_match_expression(terms)
-        if expression is None or not paths or per_path <= 0:
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(id, path, symbol) of every first piece of a chunk in `paths`: cheap metadata for
+        picking which chunks of a file to show when only the whole file matched."""
+        if not paths:
             return []
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        columns = ", ".join(f"c.{col.strip()}" for col in _CHUNK_COLUMNS.split(","))
         marks = ",".join("?" * len(paths))
-        sql = (
-            f"SELECT -bm25(fts, {weights}) AS score, {columns} FROM fts "
-            f"JOIN chunks c ON c.rowid = fts.rowid WHERE fts MATCH ? "
-            f"AND fts.rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks})) ORDER BY score DESC"
+        rows = self._reader().execute(
+            f"SELECT id, path, symbol FROM chunks WHERE path IN ({marks}) AND part = 0 "
+            "ORDER BY path, start_line", list(paths),
         )
-        try:
-            rows = self._reader().execute(sql, [expression, *paths]).fetchall()
-        except sqlite3.OperationalError as exc:
-            log.debug("bm25 in paths %r failed: %s", expression, exc)
-            return []
-        taken: dict[str, int] = {}
-        out: list[tuple[Chunk, float]] = []
-        for row in rows:
-            chunk = _row_to_chunk(row[1:])
-            if taken.get(chunk.path, 0) < per_path:
-                taken[chunk.path] = taken.get(chunk.path, 0) + 1
-                out.append((chunk, float(row[0])))
-        return out
+        return [(cid, path, symbol) for cid, path, symbol in rows]
 
     def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         """How many files contain each term, and the number of files (for IDF)."""
