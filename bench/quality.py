@@ -17,6 +17,7 @@ total number of matches; only file hit@5 is meaningful for it.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -29,7 +30,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cosqa
 from common import read_result, write_result
-from corpora import SETS, corpus_root, corpus_settings, fetch_all, open_searcher, questions_path
+from corpora import (
+    EVAL_DIR,
+    SETS,
+    corpus_root,
+    corpus_settings,
+    fetch_all,
+    open_searcher,
+    questions_path,
+)
 
 from codeqa_lsp.index.tokens import STOPWORDS
 from codeqa_lsp.retrieval.evaluation import (
@@ -51,15 +60,26 @@ def run_set(name: str, embedder: str, arms: tuple[str, ...]) -> dict[str, Any]:
     searcher, index_seconds = open_searcher(name, corpus_root(name), embedder, **corpus_settings(name))
     try:
         out: dict[str, Any] = {}
+        offtopic = offtopic_questions(name)
         for arm in arms:
-            def search(text: str, arm: str = arm) -> list[Retrieved]:
+            confident: list[bool] = []
+
+            def search(text: str, arm: str = arm, confident: list[bool] = confident) -> list[Retrieved]:
                 response = searcher.search(text, top_k=TOP_K, mode=arm)  # type: ignore[arg-type]
+                confident.append(response.confident)
                 return [Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts)
                         for h in response.hits]
 
             started = time.perf_counter()
             results = evaluate(questions, search)
-            out[arm] = {"results": results, "seconds": time.perf_counter() - started}
+            off = [(q, searcher.search(q, top_k=TOP_K, mode=arm)) for q in offtopic]  # type: ignore[arg-type]
+            out[arm] = {
+                "results": results, "seconds": time.perf_counter() - started,
+                "confident": sum(confident), "asked": len(confident),
+                "offtopic_confident": [{"question": q, "best": r.hits[0].chunk.path if r.hits else None}
+                                       for q, r in off if r.confident],
+                "offtopic_asked": len(off),
+            }
         status = searcher.indexer.status()
     finally:
         searcher.indexer.close()
@@ -67,6 +87,28 @@ def run_set(name: str, embedder: str, arms: tuple[str, ...]) -> dict[str, Any]:
         "arms": out,
         "index": {"chunks": status.chunks, "files": status.files, "seconds": round(index_seconds, 1),
                   "embedding_model": status.embedding_model},
+    }
+
+
+def offtopic_questions(name: str) -> list[str]:
+    """The set's off-topic questions (honest answer: no confident source); [] if absent."""
+    path = EVAL_DIR / "offtopic" / f"{name}.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line)["question"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def confidence_report(per_set: list[dict[str, Any]]) -> dict[str, Any]:
+    """Share of real questions answered confidently (want >= 0.9) and of off-topic ones
+    (want <= 0.1), with the off-topic questions that were confident and their best file."""
+    asked = sum(r["asked"] for r in per_set)
+    off_asked = sum(r["offtopic_asked"] for r in per_set)
+    off = [item for r in per_set for item in r["offtopic_confident"]]
+    return {
+        "real_confident": round(sum(r["confident"] for r in per_set) / max(asked, 1), 4),
+        "offtopic_confident": round(len(off) / max(off_asked, 1), 4),
+        "offtopic_asked": off_asked,
+        "offtopic_confident_questions": off,
     }
 
 
@@ -156,6 +198,7 @@ def run_questions(embedders: tuple[str, ...], names: tuple[str, ...], quick: boo
     per_embedder: dict[str, Any] = {}
     for embedder in embedders:
         arm_results: dict[str, list[QuestionResult]] = {arm: [] for arm in ARMS}
+        arm_sets: dict[str, list[dict[str, Any]]] = {arm: [] for arm in ARMS}
         indexes: dict[str, Any] = {}
         for name in names:
             print(f"[quality] {embedder} · {name}", file=sys.stderr, flush=True)
@@ -163,9 +206,11 @@ def run_questions(embedders: tuple[str, ...], names: tuple[str, ...], quick: boo
             indexes[name] = result["index"]
             for arm in ARMS:
                 arm_results[arm].extend(result["arms"][arm]["results"])
+                arm_sets[arm].append(result["arms"][arm])
         per_embedder[embedder] = {
             "indexes": indexes,
-            "arms": {arm: report(arm_results[arm]) for arm in ARMS},
+            "arms": {arm: {**report(arm_results[arm]), "confidence": confidence_report(arm_sets[arm])}
+                     for arm in ARMS},
         }
     doc: dict[str, Any] = {
         "description": (
@@ -214,7 +259,9 @@ def print_table(doc: dict[str, Any]) -> None:
                 f"{g.split(':')[-1]}={groups[g]['hit@5']:.2f}/{groups[g]['mrr@10']:.2f}"
                 for g in groups
             )
-            print(f"{embedder:<6} {arm:<7} hit@5/mrr: {cells}")
+            conf = result.get("confidence", {})
+            print(f"{embedder:<6} {arm:<7} hit@5/mrr: {cells} confident: real={conf.get('real_confident', 0):.2f}"
+                  f" offtopic={conf.get('offtopic_confident', 0):.2f}")
     for variant, groups in (doc.get("ripgrep") or {}).get("variants", {}).items():
         print(f"ripgrep {variant} file_hit@5: "
               + " ".join(f"{g}={v['file_hit@5']:.2f}" for g, v in groups.items()))

@@ -31,7 +31,7 @@ from report_sections import (
 )
 
 OUTPUT = REPO_ROOT / "BENCHMARKS.md"
-KNOWN = {"quality", "cosqa", "speed", "peers", "chunking", "server"}
+KNOWN = {"quality", "cosqa", "swebench", "speed", "peers", "chunking", "server"}
 Doc = dict[str, Any]
 
 

@@ -308,8 +308,44 @@ def quality_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[
     if "quality" in plots:
         lines += [f"![retrieval quality]({plots['quality']})", ""]
     lines += _misses(arms)
+    lines += _confidence(arms)
     lines += _cosqa(cosqa)
+    lines += _swebench(docs.get("swebench"))
     return lines
+
+
+def _confidence(arms: list[tuple[str, Doc]]) -> list[str]:
+    rows = [[label, dig(r, "confidence", "real_confident"), dig(r, "confidence", "offtopic_confident"),
+             dig(r, "confidence", "offtopic_asked")] for label, r in arms if r.get("confidence")]
+    if not rows:
+        return []
+    lines = ["### Confidence: real and off-topic questions", "",
+             "Share answered confidently: the 100 real questions (want at least 0.90) and the 32 "
+             "off-topic ones of `shared/eval/offtopic` (want at most 0.10).", ""]
+    lines += table(["arm", "real confident", "off-topic confident", "off-topic asked"], rows)
+    for label, r in arms:
+        wrong = dig(r, "confidence", "offtopic_confident_questions") or []
+        if wrong:
+            lines.append(f"- {label}: confident off-topic: "
+                         + "; ".join(f"{w['question']} → {w['best']}" for w in wrong))
+    return [*lines, ""]
+
+
+def _swebench(doc: Doc | None) -> list[str]:
+    lines = ["### SWE-bench Lite: issue text → files", "", machine_line(doc), ""]
+    runs = dig(doc, "runs") or {}
+    if not runs:
+        return [*lines, f"_{NOT_RUN}_", ""]
+    lines += ["`bench/swebench.py`: `shared/eval/swebench/swe_eval.py` with `codeqa search --queries "
+              "--top-k 50` as the ranker (file Acc@k = all gold files in the top k).", ""]
+    rows = [[name, r.get("n"), dig(r, "overall", "acc@1"), dig(r, "overall", "acc@5"),
+             dig(r, "overall", "acc@10"), dig(r, "overall", "mrr")] for name, r in runs.items()]
+    lines += table(["ranker", "n", "Acc@1", "Acc@5", "Acc@10", "MRR"], rows)
+    for name, r in runs.items():
+        misses = r.get("misses@5") or []
+        if misses:
+            lines.append(f"- {name} misses@5: " + ", ".join(m["id"] for m in misses))
+    return [*lines, ""]
 
 
 def _misses(arms: list[tuple[str, Doc]]) -> list[str]:

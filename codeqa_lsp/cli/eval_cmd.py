@@ -20,6 +20,7 @@ from codeqa_lsp.retrieval.evaluation import (
     METRIC_NAMES,
     QuestionFileError,
     Retrieved,
+    confidence_shares,
     evaluate,
     load_questions,
     report,
@@ -89,14 +90,21 @@ def run(args: argparse.Namespace) -> int:
         index_report = workspace.index()
         results: dict[str, Any] = {}
         for arm in arms:
-            def search(text: str, arm: str = arm) -> list[Retrieved]:
+            confident: dict[str, bool] = {}
+
+            def search(text: str, arm: str = arm, confident: dict[str, bool] = confident) -> list[Retrieved]:
                 response = workspace.searcher.search(text, top_k=EVAL_TOP_K, mode=arm)  # type: ignore[arg-type]
+                confident[text] = response.confident
                 return [
                     Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts)
                     for h in response.hits
                 ]
 
             results[arm] = report(evaluate(questions, search))
+            for q in questions:
+                if q.question not in confident:  # off-topic: asked for its confidence only
+                    search(q.question)
+            results[arm]["confidence"] = confidence_shares(questions, lambda q: confident[q.question])  # noqa: B023
         status = workspace.status()
     finally:
         workspace.close()
@@ -129,6 +137,13 @@ def _print_text(document: dict[str, Any], miss_limit: int) -> None:
         for group, summary in result["groups"].items():
             values = " ".join(f"{summary[m]:>10.3f}" for m in METRIC_NAMES)
             out.write(f"{arm:<8} {group:<22} {summary['count']:>4} {values}\n")
+    for arm, result in document["arms"].items():
+        conf = result.get("confidence") or {}
+        shares = [f"{label} {conf[key]:.0%}" for key, label in
+                  (("real_confident", "questions"), ("offtopic_confident", "off-topic"))
+                  if conf.get(key) is not None]
+        if shares:
+            out.write(f"{arm:<8} confident: {', '.join(shares)}\n")
     for arm, result in document["arms"].items():
         misses = result["misses"]
         if not misses:

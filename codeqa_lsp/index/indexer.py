@@ -364,6 +364,7 @@ class Indexer:
         removed = [cid for cid in old if cid not in new_ids]
         self.store.delete_chunks(conn, removed)
         inserted = self.store.insert_chunks(conn, [c for c in chunks if c.id not in old])
+        self.store.refresh_file_text(conn, rel_path)
         self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
         update = UpdateReport(rel_path, len(inserted), len(removed), len(old) - len(removed))
         return update, inserted, [old[cid] for cid in removed]
@@ -455,6 +456,24 @@ class Indexer:
     # -- retrieval arms ------------------------------------------------------------------
     def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
         return self.store.bm25(query, limit, filters)
+
+    def bm25_terms(
+        self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
+        """The BM25 arm over chosen query terms (a long query's salient ones)."""
+        return self.store.bm25_terms(terms, limit, filters)
+
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        return self.store.definitions_in_paths(paths)
+
+    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        return self.store.file_bm25(terms, limit)
+
+    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        return self.store.file_document_counts(terms)
+
+    def indexed_paths(self) -> list[str]:
+        return self.store.indexed_paths()
 
     def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector (not counted as indexing work); None if the embedder fails."""

@@ -49,7 +49,17 @@ CREATE INDEX IF NOT EXISTS chunks_label ON chunks(label);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     path, symbol, doc, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS file_fts USING fts5(
+    path, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS file_paths (fts_rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
 """
+# Meta key set once `file_fts` holds every file: indexes built before the table existed are
+# backfilled from their chunks on open instead of being rebuilt.
+FILE_FTS_READY = "file_fts_ready"
+# bm25() column weights of `file_fts` (path, body). A path that names the query's terms
+# (`sessions.py` for "session cookies") is strong evidence for a whole file.
+FILE_BM25_WEIGHTS = (2.0, 1.0)
 
 _CHUNK_COLUMNS = (
     "path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text, "
@@ -127,6 +137,8 @@ class Store:
             check = self._writer.execute("PRAGMA quick_check").fetchone()
             if not check or check[0] != "ok":
                 raise StoreCorrupt(f"integrity check failed: {check[0] if check else 'no result'}")
+            if self.get_meta(FILE_FTS_READY) is None:
+                self._backfill_file_fts()
         except sqlite3.DatabaseError as exc:
             self.close()
             if is_unwritable(exc):
@@ -278,7 +290,86 @@ class Store:
             conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        self._drop_file_text(conn, path)
         return [label for _, label in rows]
+
+    # -- whole files -----------------------------------------------------------------------
+    def refresh_file_text(self, conn: sqlite3.Connection, path: str) -> None:
+        """Rewrite the whole-file BM25 row of `path` from its chunks (call after they change).
+
+        Why a second FTS table: on long queries (pasted issues) a plain BM25 over whole files
+        beats any ranking of chunks, because the evidence is spread over a file's functions.
+        The row is built from the stored chunks, so it never needs the file from disk."""
+        self._drop_file_text(conn, path)
+        rows = conn.execute(
+            "SELECT symbol, text FROM chunks WHERE path = ? ORDER BY start_line, part", (path,)
+        ).fetchall()
+        if rows:
+            body = " ".join(token_stream(f"{symbol} {text}") for symbol, text in rows)
+            cur = conn.execute("INSERT INTO file_fts(path, body) VALUES (?, ?)", (token_stream(path), body))
+            conn.execute("INSERT INTO file_paths(fts_rowid, path) VALUES (?, ?)", (cur.lastrowid, path))
+
+    def _drop_file_text(self, conn: sqlite3.Connection, path: str) -> None:
+        row = conn.execute("SELECT fts_rowid FROM file_paths WHERE path = ?", (path,)).fetchone()
+        if row:
+            conn.execute("DELETE FROM file_fts WHERE rowid = ?", row)
+            conn.execute("DELETE FROM file_paths WHERE fts_rowid = ?", row)
+
+    def _backfill_file_fts(self) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM file_fts")
+            conn.execute("DELETE FROM file_paths")
+            for (path,) in conn.execute("SELECT DISTINCT path FROM chunks").fetchall():
+                self.refresh_file_text(conn, path)
+            self.set_meta(FILE_FTS_READY, "1", conn)
+
+    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """(path, score) of the files best matching `terms` as one whole-file document."""
+        expression = fts_match_expression(terms)
+        if expression is None or limit <= 0:
+            return []
+        weights = ", ".join(str(w) for w in FILE_BM25_WEIGHTS)
+        sql = (
+            f"SELECT p.path, f.score FROM (SELECT rowid, -bm25(file_fts, {weights}) AS score "
+            "FROM file_fts WHERE file_fts MATCH ? ORDER BY score DESC LIMIT ?) f "
+            "JOIN file_paths p ON p.fts_rowid = f.rowid ORDER BY f.score DESC"
+        )
+        try:
+            rows = self._reader().execute(sql, [expression, limit]).fetchall()
+        except sqlite3.OperationalError as exc:
+            log.debug("file bm25 query %r failed: %s", expression, exc)
+            return []
+        return [(path, float(score)) for path, score in rows]
+
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(id, path, symbol) of every first piece of a chunk in `paths`: cheap metadata for
+        picking which chunks of a file to show when only the whole file matched."""
+        if not paths:
+            return []
+        marks = ",".join("?" * len(paths))
+        rows = self._reader().execute(
+            f"SELECT id, path, symbol FROM chunks WHERE path IN ({marks}) AND part = 0 "
+            "ORDER BY path, start_line", list(paths),
+        )
+        return [(cid, path, symbol) for cid, path, symbol in rows]
+
+    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many files contain each term, and the number of files (for IDF)."""
+        conn = self._reader()
+        total = int(conn.execute("SELECT count(*) FROM file_paths").fetchone()[0])
+        counts: dict[str, int] = {}
+        for term in terms:
+            try:
+                row = conn.execute(
+                    "SELECT count(*) FROM file_fts WHERE file_fts MATCH ?", (f'"{term}"',)
+                ).fetchone()
+            except sqlite3.OperationalError:
+                continue
+            counts[term] = int(row[0])
+        return counts, total
+
+    def indexed_paths(self) -> list[str]:
+        return [r[0] for r in self._reader().execute("SELECT path FROM files")]
 
     def existing_labels(self, labels: Sequence[int]) -> set[int]:
         out: set[int] = set()
@@ -343,7 +434,12 @@ class Store:
         return {r[0] for r in self._reader().execute(f"SELECT label FROM chunks {where}", args)}
 
     def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
-        expression = fts_match_expression(query_terms(query))
+        return self.bm25_terms(query_terms(query), limit, filters)
+
+    def bm25_terms(
+        self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
+        expression = fts_match_expression(terms)
         if expression is None or limit <= 0:
             return []
         where, args = _where(filters=filters, alias="c.")

@@ -66,8 +66,10 @@ def load_questions(path: Path, set_name: str | None = None) -> list[Question]:
             expected = tuple(
                 Expected(path=str(e["path"]), symbol=str(e["symbol"])) for e in raw["expected"]
             )
-            if not expected or not isinstance(raw["question"], str):
-                raise ValueError("needs a question and at least one expected entry")
+            if not isinstance(raw["question"], str):
+                raise ValueError("needs a question")
+            # `expected: []` marks an off-topic question: the honest answer is "no
+            # confident source" (shared/eval/offtopic); it is scored by confidence only.
             questions.append(
                 Question(
                     id=str(raw.get("id", f"{name}-{lineno}")),
@@ -211,8 +213,26 @@ def miss_report(result: QuestionResult, limit: int = 5) -> dict[str, Any]:
 def evaluate(
     questions: Sequence[Question], search: Callable[[str], Sequence[Retrieved]]
 ) -> list[QuestionResult]:
-    """Run every question through `search` (one arm or the full pipeline) and score it."""
-    return [score_question(q, search(q.question)) for q in questions]
+    """Run every question through `search` (one arm or the full pipeline) and score it.
+    Off-topic questions (no expected entry) are not scored here: see `confidence_shares`."""
+    return [score_question(q, search(q.question)) for q in questions if q.expected]
+
+
+def confidence_shares(
+    questions: Sequence[Question], confident: Callable[[Question], bool]
+) -> dict[str, Any]:
+    """Share of real questions answered confidently (want high) and of off-topic ones
+    (want low: at most 10% in the issue's target), naming the confident off-topic ones."""
+    real = [q for q in questions if q.expected]
+    off = [q for q in questions if not q.expected]
+    real_ok = sum(1 for q in real if confident(q))
+    off_confident = [q for q in off if confident(q)]
+    return {
+        "real_confident": round(real_ok / len(real), 4) if real else None,
+        "offtopic_confident": round(len(off_confident) / len(off), 4) if off else None,
+        "offtopic_count": len(off),
+        "offtopic_confident_questions": [q.question for q in off_confident],
+    }
 
 
 def report(results: Sequence[QuestionResult]) -> dict[str, Any]:

@@ -21,6 +21,8 @@ TEST_PRIOR = 0.6
 CHANGELOG_PRIOR = 0.4
 DOC_PRIOR = 0.8
 EXAMPLE_PRIOR = 0.8
+# Licenses, CI and packaging configuration: they answer a question only when it names them.
+META_PRIOR = 0.5
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/"
@@ -30,16 +32,46 @@ _CHANGELOG = re.compile(r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|bench)/")
 _DOC_EXT = re.compile(r"\.(md|rst|txt|adoc)$", re.IGNORECASE)
 
+# Files that are not code and do not describe behaviour: legal text, CI and packaging
+# configuration, the docs' build configuration. The floor (`floor.py`) never lets them make
+# a code question confident.
+# Long queries (issue reports): everything but source further down. Measured on SWE-bench
+# Lite (bench/swebench.py, hash, first 9 instances): with the short-query priors .rst docs,
+# issue templates and test roots took 2-3 of the top 5 files on pytest and sphinx issues.
+LONG_QUERY_FACTORS: dict[str, float] = {
+    "source": 1.0, "test": 0.4, "changelog": 0.3, "meta": 0.3, "doc": 0.5, "example": 0.5,
+}
+
+_META_FILE = re.compile(
+    r"(^|/)(licen[cs]e|copying|notice|authors|contributors|code_of_conduct|funding|codeowners)"
+    r"(\.[a-z]+)?$"
+    r"|\.(ya?ml|toml|cfg|ini|lock|json)$|(^|/)\.github/|(^|/)docs?/conf\.py$|(^|/)setup\.cfg$",
+    re.IGNORECASE,
+)
+
 _TEST_WORDS = frozenset({"test", "tests", "tested", "testing", "spec", "specs", "fixture", "fixtures"})
 _HISTORY_WORDS = frozenset({"changelog", "history", "changed", "release", "released", "version", "versions"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "documented", "readme", "guide", "tutorial"})
+_META_WORDS = frozenset({
+    "license", "licence", "licensed", "copyright", "ci", "workflow", "workflows", "yaml", "yml",
+    "config", "configuration", "configured", "toml", "json", "funding", "sponsor", "dependency",
+    "dependencies", "install", "installed", "package", "packaging", "build",
+})
 _EXAMPLE_WORDS = frozenset({"example", "examples", "demo", "sample", "benchmark"})
 
 
+def is_non_code(path: str) -> bool:
+    """Not evidence for a question about behaviour: changelogs, licenses, CI and packaging
+    configuration (docs and tests still describe behaviour; they are only down-weighted)."""
+    return path_kind(path) in ("changelog", "meta")
+
+
 def path_kind(path: str) -> str:
-    """`test`, `changelog`, `example`, `doc` or `source`."""
+    """`test`, `changelog`, `meta`, `example`, `doc` or `source`."""
     if _CHANGELOG.search(path):
         return "changelog"
+    if _META_FILE.search(path):
+        return "meta"
     if _TEST_PATH.search(path):
         return "test"
     if _EXAMPLE_PATH.search(path):
@@ -52,12 +84,18 @@ def path_kind(path: str) -> str:
 class QueryPriors:
     """The multipliers for one query (the query decides which priors are switched off)."""
 
-    def __init__(self, query: str) -> None:
+    def __init__(self, query: str, long_query: bool = False) -> None:
+        if long_query:
+            # A pasted issue or traceback is not *asking for* tests or docs even when it says
+            # "test" ten times (every pytest issue does); the fix is in the library code.
+            self.factors = dict(LONG_QUERY_FACTORS)
+            return
         words = set(tokenize(query))
         self.factors = {
             "source": 1.0,
             "test": 1.0 if words & _TEST_WORDS else TEST_PRIOR,
             "changelog": 1.0 if words & _HISTORY_WORDS else CHANGELOG_PRIOR,
+            "meta": 1.0 if words & _META_WORDS else META_PRIOR,
             "doc": 1.0 if words & _DOC_WORDS else DOC_PRIOR,
             "example": 1.0 if words & _EXAMPLE_WORDS else EXAMPLE_PRIOR,
         }

@@ -25,12 +25,26 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
+from codeqa_lsp.index.tokens import query_terms, tokenize
 from codeqa_lsp.retrieval.filters import chunk_passes
-from codeqa_lsp.retrieval.floor import dense_floor, judge
+from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
+from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
-from codeqa_lsp.retrieval.priors import QueryPriors
-from codeqa_lsp.retrieval.query import QueryInfo, analyze, symbol_matches
+from codeqa_lsp.retrieval.priors import QueryPriors, is_non_code, path_kind
+from codeqa_lsp.retrieval.query import (
+    LONG_QUERY_TERMS,
+    QueryInfo,
+    analyze,
+    salient_terms,
+    symbol_matches,
+)
+from codeqa_lsp.retrieval.rerank import (
+    LONG_QUERY_WEIGHTS,
+    SHORT_QUERY_WEIGHTS,
+    normalized_files,
+    rerank,
+)
 
 if TYPE_CHECKING:
     from codeqa_lsp.index.indexer import Indexer
@@ -49,12 +63,22 @@ BM25_CANDIDATES = 100
 # A named definition in a longer question gains this share of the best fused score: enough
 # to lift it into the top results, not enough to bury what the question is really about.
 SYMBOL_BOOST = 0.5
+# Whole-file BM25 candidates (files) consulted per query, and how many of the best files
+# that no chunk candidate comes from get their best-matching chunks added ("lifted").
+FILE_CANDIDATES = 50
+FILE_LIFT = 10
+LIFT_CHUNKS_PER_FILE = 2
+# A ranking whose first results are all non-code files (LICENSE, CI, changelog) is not
+# confident, whatever their scores.
+NON_CODE_HEAD = 3
 
 
 @dataclass
 class _Arms:
     bm25: list[tuple[Chunk, float]]
     dense: list[tuple[Chunk, float]] | None  # None: the dense arm did not run
+    terms: list[str] = field(default_factory=list)  # the BM25 terms (salient ones if long)
+    long_query: bool = False
     # Cosine of every candidate that has a vector, including BM25 candidates the dense arm
     # did not return (see `_complete_cosines`).
     cosines: dict[str, float] = field(default_factory=dict)
@@ -93,26 +117,47 @@ class HybridSearcher:
 
         if mode == "hybrid":
             ranked, exact_ids = self._hybrid(info, arms, filters)
+            ranked = self._second_stage(query, ranked, arms, filters)
+            if exact_ids and info.is_navigation:
+                ranked = _named_first(ranked, exact_ids)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
 
         hits = _hits(ranked[:top_k], arms, exact_ids)
-        top_cosine = arms.dense[0][1] if arms.dense else None
-        if arms.dense is None or mode == "bm25":
-            top_cosine = None
-        verdict = judge(
-            query,
-            top_bm25=arms.bm25[0][0] if arms.bm25 and mode != "dense" else None,
-            top_cosine=top_cosine,
-            floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
-            exact_symbol=bool(exact_ids),
-        )
+        verdict = self._verdict(query, arms, mode, ranked, exact_ids)
         if not hits:
             verdict = type(verdict)(False, verdict.reason or "no results")
         return SearchResponse(
             query=query, hits=hits, confident=verdict.confident, coverage=coverage,
             reason=verdict.reason,
+        )
+
+    def _verdict(
+        self, query: str, arms: _Arms, mode: SearchMode, ranked: list[tuple[Chunk, float]],
+        exact_ids: set[str],
+    ) -> Verdict:
+        """Confidence from code evidence only: a LICENSE, CI file or changelog that matches
+        best never makes a question about behaviour confident (unless it asks about them,
+        `QueryPriors`), and a ranking led only by such files is not confident."""
+        allowed = QueryPriors(query).factors
+        def counts(chunk: Chunk) -> bool:
+            kind = path_kind(chunk.path)
+            return not is_non_code(chunk.path) or allowed.get(kind, 1.0) >= 1.0
+
+        dense = [s for c, s in arms.dense or [] if counts(c)] if mode != "bm25" else []
+        top_cosine = dense[0] if dense else (0.0 if arms.dense else None)
+        if arms.dense is None or mode == "bm25":
+            top_cosine = None
+        top_bm25 = next((c for c, _ in arms.bm25 if counts(c)), None) if mode != "dense" else None
+        head = [c for c, _ in ranked[:NON_CODE_HEAD]]
+        if head and not any(counts(c) for c in head):
+            return Verdict(False, "no good source: the best matches are not code "
+                           f"({', '.join(dict.fromkeys(c.path for c in head))})")
+        return judge(
+            query, top_bm25=top_bm25, top_cosine=top_cosine,
+            floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
+            exact_symbol=bool(exact_ids),
         )
 
     # -- arms --------------------------------------------------------------------------------
@@ -132,19 +177,30 @@ class HybridSearcher:
         if want_dense and want_bm25:
             dense_future = self._executor().submit(self.indexer.dense, query, limit, filters)
         bm25_limit = max(limit, BM25_CANDIDATES) if mode == "hybrid" else limit
-        bm25 = self.indexer.bm25(query, bm25_limit, filters) if want_bm25 else []
+        terms, long_query = self._bm25_terms(query)
+        bm25 = self.indexer.bm25_terms(terms, bm25_limit, filters) if want_bm25 else []
         if dense_future is not None:
             dense: list[tuple[Chunk, float]] | None = dense_future.result()
         elif want_dense:
             dense = self.indexer.dense(query, limit, filters)
         else:
             dense = None
-        arms = _Arms(bm25=_passing(bm25, filters), dense=None if dense is None else _passing(dense, filters))
+        arms = _Arms(bm25=_passing(bm25, filters), dense=None if dense is None else _passing(dense, filters),
+                     terms=terms, long_query=long_query)
         if arms.dense is not None:
             arms.cosines = {c.id: score for c, score in arms.dense}
             if mode == "hybrid":
                 arms.cosines.update(self._complete_cosines(query, arms))
         return arms
+
+    def _bm25_terms(self, query: str) -> tuple[list[str], bool]:
+        """The query's BM25 terms: all of them for a question, the salient ones (by IDF over
+        files, code-shaped terms first) for a long pasted text. Returns (terms, is_long)."""
+        terms = query_terms(query)
+        if len(terms) <= LONG_QUERY_TERMS:
+            return terms, False
+        counts, total = self.indexer.file_document_counts(terms)
+        return salient_terms(query, terms, counts, total) or terms, True
 
     def _complete_cosines(self, query: str, arms: _Arms) -> dict[str, float]:
         """Cosines for BM25 candidates outside the dense arm's top list.
@@ -188,12 +244,8 @@ class HybridSearcher:
         chunks = {c.id: c for c, _ in arms.bm25}
         chunks.update({c.id: c for c, _ in arms.dense or []})
         dense = sorted(arms.cosines.items(), key=lambda item: -item[1])
+        # Path priors are applied by the second stage (`rerank.py`), with the other features.
         fused = fuse({"bm25": [(c.id, s) for c, s in arms.bm25], "dense": dense}, self.fusion)
-        priors = QueryPriors(info.text)
-        fused = sorted(
-            ((doc, score * priors.factor(chunks[doc])) for doc, score in fused),
-            key=lambda item: -item[1],
-        )
         named = self._named_definitions(info, filters)
         if not named:
             return [(chunks[i], s) for i, s in fused], set()
@@ -215,6 +267,47 @@ class HybridSearcher:
                 scores[doc] = scores.get(doc, 0.0) + SYMBOL_BOOST * abs(best)
             order = sorted(scores.items(), key=lambda item: -item[1])
         return [(chunks[doc], score) for doc, score in order], set(named_ids)
+
+    def _second_stage(
+        self, query: str, ranked: list[tuple[Chunk, float]], arms: _Arms,
+        filters: SearchFilters | None,
+    ) -> list[tuple[Chunk, float]]:
+        """File-level evidence and mentions, then the feature reranker (`rerank.py`)."""
+        files = normalized_files(self.indexer.file_bm25(arms.terms, FILE_CANDIDATES))
+        evidence = self._evidence(query)
+        present = {c.path for c, _ in ranked}
+        strong = [p for p, s in sorted(files.items(), key=lambda i: -i[1])[:FILE_LIFT]]
+        wanted = [p for p in dict.fromkeys([*evidence.paths, *strong]) if p not in present]
+        candidates = list(ranked)
+        known = {c.id for c, _ in candidates}
+        for chunk in self._lifted(wanted, arms.terms, evidence, filters):
+            if chunk.id not in known:
+                known.add(chunk.id)
+                candidates.append((chunk, 0.0))
+        weights = LONG_QUERY_WEIGHTS if arms.long_query else SHORT_QUERY_WEIGHTS
+        priors = QueryPriors(query, long_query=arms.long_query)
+        return rerank(candidates, files, evidence, priors, weights)
+
+    def _evidence(self, query: str) -> Evidence:
+        mentions = find_mentions(query)
+        if not mentions:
+            return Evidence(paths={}, functions={})
+        return resolve(mentions, PathResolver(self.indexer.indexed_paths()))
+
+    def _lifted(
+        self, paths: list[str], terms: list[str], evidence: Evidence, filters: SearchFilters | None
+    ) -> list[Chunk]:
+        """Chunks of files the arms missed but file evidence points at: the definitions a
+        traceback frame names there, then in each file the definitions whose names share the
+        most query terms (metadata only: a BM25 query restricted to these files cost 0.7-2 s
+        at 24k chunks, because FTS5 walks every match before the path filter)."""
+        if not paths:
+            return []
+        out: list[Chunk] = []
+        for name in evidence.functions:
+            out.extend(c for c in self.indexer.definitions(name) if c.path in evidence.paths)
+        out.extend(self.indexer.get_chunks(_best_named(self.indexer.definitions_in_paths(paths), terms)))
+        return [c for c in out if chunk_passes(c, filters)]
 
     def _named_definitions(self, info: QueryInfo, filters: SearchFilters | None) -> list[Chunk]:
         """Indexed definitions the query names, at most a handful (a common name such as
@@ -239,6 +332,27 @@ class HybridSearcher:
 
 
 MAX_NAMED_DEFINITIONS = 5
+
+
+def _best_named(definitions: list[tuple[str, str, str]], terms: list[str]) -> list[str]:
+    """Per file, the ids of the `LIFT_CHUNKS_PER_FILE` definitions whose name tokens share the
+    most query terms (ties: earlier in the file; a file with no match gives its first chunk)."""
+    wanted = set(terms)
+    by_path: dict[str, list[tuple[int, int, str]]] = {}
+    for order, (cid, path, symbol) in enumerate(definitions):
+        overlap = len(set(tokenize(symbol)) & wanted)
+        by_path.setdefault(path, []).append((-overlap, order, cid))
+    ids: list[str] = []
+    for items in by_path.values():
+        items.sort()
+        ids.extend(cid for _, _, cid in items[:LIFT_CHUNKS_PER_FILE])
+    return ids
+
+
+def _named_first(ranked: list[tuple[Chunk, float]], named: set[str]) -> list[tuple[Chunk, float]]:
+    """A navigation query's named definitions stay first after reranking."""
+    head = [item for item in ranked if item[0].id in named]
+    return head + [item for item in ranked if item[0].id not in named]
 
 
 def _passing(

@@ -98,3 +98,20 @@ def test_load_questions_reports_bad_line(tmp_path: Path) -> None:
     path.write_text(good + '\n{"id": "x-2", "question": "no expected"}\n')
     with pytest.raises(QuestionFileError, match=r"x.jsonl:2"):
         load_questions(path)
+
+
+def test_offtopic_questions_load_and_are_scored_by_confidence_only(tmp_path: Path) -> None:
+    from codeqa_lsp.retrieval.evaluation import confidence_shares, evaluate
+
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(
+        '{"id": "r", "question": "real?", "expected": [{"path": "a.py", "symbol": "f"}]}\n'
+        '{"id": "o1", "question": "thumbnails?", "expected": []}\n'
+        '{"id": "o2", "question": "oauth refresh?", "expected": []}\n'
+    )
+    questions = load_questions(path)
+    assert [q.id for q in questions] == ["r", "o1", "o2"]
+    assert [r.question.id for r in evaluate(questions, lambda text: [])] == ["r"]
+    shares = confidence_shares(questions, lambda q: q.id in ("r", "o2"))
+    assert shares["real_confident"] == 1.0 and shares["offtopic_confident"] == 0.5
+    assert shares["offtopic_confident_questions"] == ["oauth refresh?"]

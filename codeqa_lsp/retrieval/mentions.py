@@ -1,0 +1,159 @@
+"""Direct evidence a query carries about *where* to look: traceback frames, file names and
+dotted module paths.
+
+A pasted traceback says outright which files and functions were involved
+(`File "lib/sympy/core/expr.py", line 12, in evalf`); an issue mentions `requests/sessions.py`
+or `sphinx.ext.autodoc`. Such a mention is stronger evidence than any number of prose words,
+so it is resolved against the indexed paths and handed to the reranker as a feature.
+
+Resolution is by path suffix: a frame from `/usr/lib/python3.9/site-packages/sympy/core/expr.py`
+matches the indexed `sympy/core/expr.py`. A bare file name (`utils.py`) defined in many places
+says little, so a mention that resolves to more than `MAX_FILES_PER_MENTION` files is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+# `File "x/y.py", line 12, in f` (Python tracebacks; the `in f` part is optional).
+_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.$]+))?')
+# `at f (x/y.js:12:3)` / `at x/y.js:12:3` (JavaScript stacks).
+_JS_FRAME = re.compile(r"\bat (?:([\w$.<>]+) )?\(?([^\s()]+?\.[cm]?[jt]sx?):(\d+)(?::\d+)?\)?")
+_SOURCE_EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|lua|sh)"
+_FILE_NAME = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.{_SOURCE_EXT})\b")
+# `sphinx.ext.autodoc`, `sympy.core.expr.Expr`: lowercase dotted chains of 2+ parts.
+_DOTTED = re.compile(r"(?<![\w.])([a-z_][a-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){1,6})(?![\w(])")
+
+# A mention that fits more files than this is too vague to be evidence (`__init__.py`).
+MAX_FILES_PER_MENTION = 3
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    line: int
+    function: str  # "" when the frame names none
+
+
+@dataclass
+class Mentions:
+    frames: list[Frame] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # file names and paths as written
+    dotted: list[str] = field(default_factory=list)  # dotted module paths as written
+
+    def __bool__(self) -> bool:
+        return bool(self.frames or self.files or self.dotted)
+
+
+def find_mentions(query: str) -> Mentions:
+    found = Mentions()
+    for match in _FRAME.finditer(query):
+        found.frames.append(Frame(match.group(1), int(match.group(2)), match.group(3) or ""))
+    for match in _JS_FRAME.finditer(query):
+        found.frames.append(Frame(match.group(2), int(match.group(3)), match.group(1) or ""))
+    framed = {f.path for f in found.frames}
+    for match in _FILE_NAME.finditer(query):
+        name = match.group(1)
+        if name not in framed and not any(p.endswith(name) for p in framed):
+            found.files.append(name)
+    for match in _DOTTED.finditer(query):
+        chain = match.group(1)
+        if not re.search(rf"\.{_SOURCE_EXT}$", chain):
+            found.dotted.append(chain)
+    found.files = list(dict.fromkeys(found.files))
+    found.dotted = list(dict.fromkeys(found.dotted))
+    return found
+
+
+class PathResolver:
+    """Indexed paths by suffix, to resolve what a query mentions."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.by_name: dict[str, list[str]] = {}
+        self.by_module: dict[str, list[str]] = {}
+        for path in paths:
+            pure = PurePosixPath(path)
+            self.by_name.setdefault(pure.name, []).append(path)
+            parts = list(pure.with_suffix("").parts)
+            if parts and parts[-1] == "__init__":
+                parts = parts[:-1]
+            if parts:
+                self.by_module.setdefault(parts[-1], []).append(path)
+
+    def resolve_path(self, written: str) -> list[str]:
+        """Indexed files whose path ends with the longest matching suffix of `written`."""
+        parts = PurePosixPath(written.replace("\\", "/")).parts
+        if not parts:
+            return []
+        candidates = self.by_name.get(parts[-1], [])
+        best: list[str] = []
+        best_len = 0
+        for path in candidates:
+            have = PurePosixPath(path).parts
+            n = _common_suffix(parts, have)
+            if n > best_len:
+                best, best_len = [path], n
+            elif n == best_len:
+                best.append(path)
+        return best if len(best) <= MAX_FILES_PER_MENTION else []
+
+    def resolve_dotted(self, chain: str) -> list[str]:
+        """`sympy.core.expr` or `sympy.core.expr.Expr.evalf` → `sympy/core/expr.py`: the longest
+        prefix of the chain that names a module file (ending at the module, not an attribute)."""
+        parts = chain.split(".")
+        for end in range(len(parts), 1, -1):
+            prefix = parts[:end]
+            hits = []
+            for path in self.by_module.get(prefix[-1], []):
+                module = list(PurePosixPath(path).with_suffix("").parts)
+                if module and module[-1] == "__init__":
+                    module = module[:-1]
+                if _common_suffix(tuple(prefix), tuple(module)) == len(prefix):
+                    hits.append(path)
+            if hits:
+                return hits if len(hits) <= MAX_FILES_PER_MENTION else []
+        return []
+
+
+def _common_suffix(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Resolved mentions: paths (with a strength in 0..1) and the functions frames name."""
+
+    paths: dict[str, float]
+    functions: dict[str, float]  # (path-less) function name → strength; last frame strongest
+
+
+def resolve(mentions: Mentions, resolver: PathResolver) -> Evidence:
+    """Frames count most, the last frame (where it failed) above all; named files next;
+    dotted module paths least (they are often imports the issue merely shows)."""
+    paths: dict[str, float] = {}
+    functions: dict[str, float] = {}
+
+    def note(found: list[str], strength: float) -> None:
+        for path in found:
+            paths[path] = max(paths.get(path, 0.0), strength)
+
+    # Frames outside the workspace (the standard library, site-packages of other projects)
+    # resolve to nothing; "last" means the last frame that is in the workspace.
+    frames = [(f, found) for f in mentions.frames if (found := resolver.resolve_path(f.path))]
+    for i, (frame, resolved) in enumerate(frames):
+        last = i == len(frames) - 1
+        note(resolved, 1.0 if last else 0.8)
+        if frame.function and not frame.function.startswith("<"):
+            name = frame.function.rsplit(".", 1)[-1]
+            functions[name] = max(functions.get(name, 0.0), 1.0 if last else 0.6)
+    for written in mentions.files:
+        note(resolver.resolve_path(written), 0.8)
+    for chain in mentions.dotted:
+        note(resolver.resolve_dotted(chain), 0.5)
+    return Evidence(paths=paths, functions=functions)
