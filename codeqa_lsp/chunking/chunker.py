@@ -27,6 +27,7 @@ from tree_sitter import Node
 from codeqa_lsp.chunking.definitions import Definition, find_definitions
 from codeqa_lsp.chunking.languages import grammar, language_for_path, parser_for
 from codeqa_lsp.chunking.model import Chunk, estimate_tokens
+from codeqa_lsp.chunking.recovery import recover_definitions
 from codeqa_lsp.chunking.splitter import (
     Element,
     Lines,
@@ -47,7 +48,7 @@ logger = logging.getLogger(__name__)
 # Bump when a change to the chunker alters chunk boundaries or symbol names: existing
 # indexes then re-chunk every file on their next run (unchanged chunks keep their ids, so
 # only what really changed is re-embedded). Unchanged files are otherwise never re-read.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a
@@ -111,7 +112,9 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     gram, parser = grammar(language), parser_for(language)
     assert gram is not None and parser is not None
     tree = parser.parse(lines.data)
-    defs = [d for d in find_definitions(gram, tree.root_node, lines.data, path) if _own_chunk(d)]
+    found = find_definitions(gram, tree.root_node, lines.data, path)
+    found = recover_definitions(gram, tree.root_node, lines, path, found)  # syntax errors
+    defs = [d for d in found if _own_chunk(d)]
     for definition in defs:  # once each: a class skeleton reuses its members' signatures
         if definition.body is None:  # most queries capture `@body`; the others look it up
             definition.body = _find_body(definition.node)
