@@ -21,6 +21,10 @@ TEST_PRIOR = 0.6
 CHANGELOG_PRIOR = 0.4
 DOC_PRIOR = 0.8
 EXAMPLE_PRIOR = 0.8
+# A declaration (stub, overload, abstract method: `Chunk.declaration`) repeats the name and
+# signature of its implementation and so matches as well; halving its score puts the
+# implementation first when both match (a declaration alone still ranks where it matched).
+DECLARATION_PRIOR = 0.5
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/"
@@ -34,6 +38,10 @@ _TEST_WORDS = frozenset({"test", "tests", "tested", "testing", "spec", "specs", 
 _HISTORY_WORDS = frozenset({"changelog", "history", "changed", "release", "released", "version", "versions"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "documented", "readme", "guide", "tutorial"})
 _EXAMPLE_WORDS = frozenset({"example", "examples", "demo", "sample", "benchmark"})
+_DECLARATION_WORDS = frozenset({
+    "stub", "stubs", "pyi", "overload", "overloads", "abstract", "declaration", "declarations",
+    "declared", "signature", "signatures", "interface", "typing", "annotation", "annotations",
+})
 
 
 def path_kind(path: str) -> str:
@@ -61,6 +69,8 @@ class QueryPriors:
             "doc": 1.0 if words & _DOC_WORDS else DOC_PRIOR,
             "example": 1.0 if words & _EXAMPLE_WORDS else EXAMPLE_PRIOR,
         }
+        self.declaration = 1.0 if words & _DECLARATION_WORDS else DECLARATION_PRIOR
 
     def factor(self, chunk: Chunk) -> float:
-        return self.factors[path_kind(chunk.path)]
+        base = self.factors[path_kind(chunk.path)]
+        return base * self.declaration if chunk.declaration else base
