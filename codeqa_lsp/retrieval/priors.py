@@ -69,7 +69,8 @@ class QueryPriors:
             "doc": 1.0 if words & _DOC_WORDS else DOC_PRIOR,
             "example": 1.0 if words & _EXAMPLE_WORDS else EXAMPLE_PRIOR,
         }
-        self.declaration = 1.0 if words & _DECLARATION_WORDS else DECLARATION_PRIOR
+        self.asks_for_declarations = bool(words & _DECLARATION_WORDS)
+        self.declaration = 1.0 if self.asks_for_declarations else DECLARATION_PRIOR
 
     def factor(self, chunk: Chunk) -> float:
         base = self.factors[path_kind(chunk.path)]

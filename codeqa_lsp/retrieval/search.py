@@ -29,6 +29,7 @@ from codeqa_lsp.retrieval.filters import chunk_passes
 from codeqa_lsp.retrieval.floor import dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
+from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.query import QueryInfo, analyze, symbol_matches
 
@@ -194,6 +195,8 @@ class HybridSearcher:
             ((doc, score * priors.factor(chunks[doc])) for doc, score in fused),
             key=lambda item: -item[1],
         )
+        # -- structure hook (retrieval/graph.py): declarations below implementations, graph
+        fused = structure.adjust(self.indexer, info, fused, chunks)
         named = self._named_definitions(info, filters)
         if not named:
             return [(chunks[i], s) for i, s in fused], set()
