@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codeqa_lsp.index.indexer import Indexer
+from codeqa_lsp.retrieval import graph
 from codeqa_lsp.retrieval.graph import DefinitionGraph
+from codeqa_lsp.retrieval.search import HybridSearcher
 from tests.index.test_callgraph import STORE, make_indexer
 
 
@@ -51,4 +55,28 @@ def test_pagerank_ranks_the_shared_callee_highest(tmp_path: Path) -> None:
         assert importance["_commit"] > importance["Service.handle"]  # called, calls onward
         assert max(importance.values()) == 1.0
     finally:
+        indexer.close()
+
+
+def test_search_lifts_the_neighbours_of_a_named_definition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the real searcher: `_commit` (called by the named `save_record`) gains."""
+    indexer = make_indexer(tmp_path)
+    searcher = HybridSearcher(indexer, indexer.settings)
+    try:
+        def score_of(symbol: str) -> float:
+            hits = searcher.search("what happens after save_record is called", top_k=20).hits
+            return next(h.score for h in hits if h.chunk.symbol == symbol)
+
+        monkeypatch.setattr(graph, "NEIGHBOUR_BOOST", 0.0)
+        monkeypatch.setattr(graph, "PAGERANK_WEIGHT", 0.0)
+        plain = score_of("_commit")
+        monkeypatch.setattr(graph, "NEIGHBOUR_BOOST", 0.3)
+        assert score_of("_commit") > plain
+        unrelated = score_of("write")  # not a neighbour of save_record: unchanged
+        monkeypatch.setattr(graph, "NEIGHBOUR_BOOST", 0.0)
+        assert score_of("write") == pytest.approx(unrelated)
+    finally:
+        searcher.close()
         indexer.close()
