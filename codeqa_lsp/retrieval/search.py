@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
+from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.filters import chunk_passes
 from codeqa_lsp.retrieval.floor import dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
-from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.query import QueryInfo, analyze, symbol_matches
 
