@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from codeqa_lsp.chunking import recovery
 from codeqa_lsp.chunking.chunker import chunk_source
+from codeqa_lsp.chunking.definitions import Definition
 from tests.chunking.test_chunker import assert_well_formed
 
 
@@ -82,10 +86,19 @@ def test_typescript_definitions_after_an_unclosed_object_are_recovered() -> None
     assert spans["Later.m"] == (8, 8)
 
 
+def _counting(calls: list[int]) -> Callable[..., list[Definition]]:
+    real = recovery.find_definitions
+
+    def counted(*args: Any) -> list[Definition]:
+        calls.append(1)
+        return real(*args)
+
+    return counted
+
+
 def test_a_clean_file_is_never_reparsed(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    real = recovery.find_definitions
-    monkeypatch.setattr(recovery, "find_definitions", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(recovery, "find_definitions", _counting(calls))
     chunk_source("a.py", "def f(x):\n    return x\n")
     assert calls == []
 
@@ -94,8 +107,7 @@ def test_recovery_work_is_bounded_on_a_file_full_of_errors(monkeypatch: pytest.M
     """Thousands of broken definitions cost at most MAX_REPARSES re-parses, and what was
     recovered is still well formed."""
     calls: list[int] = []
-    real = recovery.find_definitions
-    monkeypatch.setattr(recovery, "find_definitions", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(recovery, "find_definitions", _counting(calls))
     text = "".join(f"def f{i}(x:\n    return g(x,\n\n" for i in range(2000))
     chunks = chunk_source("a.py", text)
     assert_well_formed(chunks, text)
