@@ -20,6 +20,7 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -131,14 +132,18 @@ def _importance(count: int, edges: list[tuple[int, int]]) -> np.ndarray:
 class _Cache:
     """One graph per index, rebuilt in the background when the index changed (at most every
     REBUILD_SECONDS): building resolves every call of the index (seconds at 100k chunks),
-    which no query should wait for. Until the first build is done, queries get no graph."""
+    which no query should wait for: until the first build is done, a large index's queries
+    get no graph (a small one's first query waits, see SYNC_BUILD_CHUNKS)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         # Keyed by the indexer itself (weakly): an id could be reused by a later index.
         self.graphs: weakref.WeakKeyDictionary[Indexer, tuple[tuple[int, int], float, DefinitionGraph]] = (
             weakref.WeakKeyDictionary())
-        self.building: weakref.WeakKeyDictionary[Indexer, threading.Thread] = weakref.WeakKeyDictionary()
+        self.building: weakref.WeakKeyDictionary[Indexer, Future[None]] = weakref.WeakKeyDictionary()
+        # One long-lived worker: the store opens a reader connection per thread, so a thread
+        # per build would leave one connection behind per rebuild.
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeqa-graph")
 
     def get(self, indexer: Indexer, wait: bool = False) -> DefinitionGraph | None:
         try:
@@ -150,17 +155,14 @@ class _Cache:
             cached = self.graphs.get(key)
             fresh = cached is not None and (
                 cached[0] == generation or time.monotonic() - cached[1] < REBUILD_SECONDS)
-            thread = self.building.get(key)
-            if not fresh and thread is None:
-                thread = threading.Thread(target=self._build, args=(indexer, key, generation),
-                                          name="codeqa-graph", daemon=True)
-                self.building[key] = thread
-                thread.start()
+            build = self.building.get(key)
+            if not fresh and build is None:
+                build = self.building[key] = self.pool.submit(self._build, indexer, key, generation)
             # A small index's graph builds in well under a second: the first query waits
             # for it, so results do not depend on timing (benchmarks, tests).
             wait = wait or (cached is None and generation[0] <= SYNC_BUILD_CHUNKS)
-        if wait and thread is not None:
-            thread.join()
+        if wait and build is not None:
+            build.result()
             with self.lock:
                 cached = self.graphs.get(key)
         return cached[2] if cached is not None else None
