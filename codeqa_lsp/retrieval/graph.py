@@ -47,7 +47,8 @@ log = logging.getLogger(__name__)
 # CoSQA dev (500, nDCG@10) 0.4033 off → 0.4034 at 0.5 / 0.3 (0.4006 at PageRank 0.8).
 # The local embedder (the default) does not confirm it: off → 0.5 / 0.3, hit@5 / MRR@10,
 # requests 0.88 / 0.621 → 0.92 / 0.638, click 0.76 / 0.550 → 0.72 / 0.514, express
-# 0.84 / 0.687 → 0.84 / 0.640. So both are off (0.0) until a scorer that sees the arms'
+# 0.84 / 0.687 → 0.84 / 0.640, rxjs 0.56 / 0.427 → 0.60 / 0.454; all 100: 0.76 / 0.571 →
+# 0.77 / 0.562. So both are off (0.0) until a scorer that sees the arms'
 # agreement can use them; the graph then is not even built (explain uses its own resolver).
 PAGERANK_WEIGHT = 0.0
 NEIGHBOUR_BOOST = 0.0
