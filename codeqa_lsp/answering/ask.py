@@ -22,7 +22,6 @@ Cancellation, two ways, both release the HTTP connection:
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codeqa_lsp.answering.cache import AnswerStore, cache_key
+from codeqa_lsp.answering.callees import callees
 from codeqa_lsp.answering.citations import CitationResolver, verify
 from codeqa_lsp.answering.extractive import (
     FALLBACK_NOTE,
@@ -67,10 +67,6 @@ RELATIVE_SCORE_FLOOR = 0.1  # of the best hit's fused score
 MAX_CALLEES = 6
 INTERRUPTED = "\n\n[interrupted: {reason}]\n\n"
 UNCITED_NOTE = "\n\n*This answer cites no code that could be verified; treat it with care.*"
-_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_NOT_CALLEES = frozenset(
-    ["if", "for", "while", "return", "switch", "catch", "with", "elif", "and", "or", "not", "print", "len", "range", "super", "self", "cls", "function", "def", "fn", "func", "new", "typeof", "sizeof", "assert", "lambda", "isinstance", "str", "int", "float", "dict", "list", "set", "tuple", "bool", "type"]
-)
 
 Stream = Iterator[str | Answer]
 
@@ -209,29 +205,16 @@ class Answerer:
         if target is None:
             return None
         resolver = CitationResolver(self.workspace, fresh={rel_path: text} if text is not None else None)
-        return target, (self._callees(target) if with_callees else []), resolver
+        return target, (self._callees(target, chunks) if with_callees else []), resolver
 
     def _read(self, rel_path: str) -> str | None:
         data = read_at_answer_time(self.workspace.root, rel_path, self.settings)
         return None if data is None else decode_source(data)
 
-    def _callees(self, target: Chunk) -> list[Chunk]:
-        """Indexed definitions of the names `target` calls, nearest file first."""
-        out: dict[str, Chunk] = {}
-        for name in dict.fromkeys(_CALL.findall(target.text)):
-            if name in _NOT_CALLEES or name == target.name:
-                continue
-            try:
-                found = [c for c in self.workspace.definitions(name) if c.name == name and c.part == 0]
-            except Exception:
-                continue
-            found.sort(key=lambda c: (c.path != target.path, c.path, c.start_line))
-            for chunk in found[:2]:
-                if chunk.id != target.id and chunk.symbol != target.symbol:
-                    out.setdefault(chunk.id, chunk)
-            if len(out) >= MAX_CALLEES:
-                break
-        return list(out.values())[:MAX_CALLEES]
+    def _callees(self, target: Chunk, file_chunks: Sequence[Chunk]) -> list[Chunk]:
+        """Indexed definitions of what `target` calls, resolved by scope (`callees.py`)."""
+        return callees(target, file_chunks, self.workspace.definitions,
+                       self.workspace.indexer.get_chunks, MAX_CALLEES)
 
     # -- generation ------------------------------------------------------------------------
     def _get_provider(self) -> Provider | None:

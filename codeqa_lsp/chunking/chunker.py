@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 
 from tree_sitter import Node
 
+from codeqa_lsp.chunking.declarations import is_declaration, is_stub_path
 from codeqa_lsp.chunking.definitions import Definition, find_definitions
 from codeqa_lsp.chunking.languages import grammar, language_for_path, parser_for
 from codeqa_lsp.chunking.model import Chunk, estimate_tokens
+from codeqa_lsp.chunking.recovery import recover_definitions
+from codeqa_lsp.chunking.references import FileReferences
 from codeqa_lsp.chunking.splitter import (
     Element,
     Lines,
@@ -47,7 +51,7 @@ logger = logging.getLogger(__name__)
 # Bump when a change to the chunker alters chunk boundaries or symbol names: existing
 # indexes then re-chunk every file on their next run (unchanged chunks keep their ids, so
 # only what really changed is re-embedded). Unchanged files are otherwise never re-read.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a
@@ -111,16 +115,23 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     gram, parser = grammar(language), parser_for(language)
     assert gram is not None and parser is not None
     tree = parser.parse(lines.data)
-    defs = [d for d in find_definitions(gram, tree.root_node, lines.data, path) if _own_chunk(d)]
+    found = find_definitions(gram, tree.root_node, lines.data, path)
+    found = recover_definitions(gram, tree.root_node, lines, path, found)  # syntax errors
+    defs = [d for d in found if _own_chunk(d)]
     for definition in defs:  # once each: a class skeleton reuses its members' signatures
         if definition.body is None:  # most queries capture `@body`; the others look it up
             definition.body = _find_body(definition.node)
         definition.signature = _signature(lines.data, _header_node(definition.node), definition.body)
+    refs = FileReferences(gram.language, language, tree.root_node, lines.data)
     chunks: list[Chunk] = []
     for definition in defs:
-        builder = _Builder(path, language, lines, definition, budget)
+        builder = _Builder(path, language, lines, definition, budget, refs)
         chunks.extend(builder.build())
-    chunks.extend(_module_chunks(path, language, lines, defs, budget))
+    module = _module_chunks(path, language, lines, defs, budget)
+    spans = sorted((d.start_byte, d.end_byte) for d in defs)  # module code is outside them
+    stub = is_stub_path(path)
+    chunks.extend(replace(c, refs=refs.inside(c.start_byte, c.end_byte, spans), declaration=stub)
+                  for c in module)
     return chunks
 
 
@@ -144,12 +155,17 @@ def _own_chunk(definition: Definition) -> bool:
 class _Builder:
     """Chunks for one definition: whole, skeleton, or split into parts."""
 
-    def __init__(self, path: str, language: str, lines: Lines, definition: Definition, budget: int):
+    def __init__(self, path: str, language: str, lines: Lines, definition: Definition, budget: int,
+                 refs: FileReferences):
         self.path, self.language, self.lines = path, language, lines
         self.definition, self.budget = definition, budget
         self.body = definition.body
         self.signature = definition.signature
         self.doc = _doc(lines.data, definition, self.body)
+        self.refs = refs
+        self.declaration = is_declaration(path, language, definition, lines.data)
+        # Nested chunks own their references (a class skeleton owns none of its methods').
+        self.holes = sorted((c.start_byte, c.end_byte) for c in definition.children if _own_chunk(c))
 
     def build(self) -> list[Chunk]:
         d = self.definition
@@ -243,7 +259,8 @@ class _Builder:
             path=self.path, symbol=d.symbol, kind=d.kind,  # type: ignore[arg-type]
             language=self.language, start_line=start_row + 1, end_line=max(start_row, end_row) + 1,
             start_byte=start, end_byte=end, text=text, signature=self.signature,
-            doc=self.doc, part=part, parts=parts,
+            doc=self.doc, part=part, parts=parts, declaration=self.declaration,
+            refs=self.refs.inside(start, end, self.holes),
         )
 
 

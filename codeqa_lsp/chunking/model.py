@@ -36,6 +36,7 @@ class Chunk:
     start_byte..end_byte, except for a class skeleton (method bodies elided, their signatures
     kept) and a module chunk packing several top-level runs (joined with blank lines).
     Parts of a split definition share `symbol`; `part`/`parts` number them.
+    `declaration` and `refs` are derived from the code, so they do not enter the id.
     """
 
     path: str
@@ -51,6 +52,10 @@ class Chunk:
     doc: str = ""
     part: int = 0  # index of this piece when a large definition is split
     parts: int = 1
+    # Only declares what another chunk implements (stub, overload, abstract): ranked lower.
+    declaration: bool = False
+    # Calls and imports inside this chunk (`chunking/references.py`): the call graph's edges.
+    refs: tuple[str, ...] = ()
     # Derived from the fields above once, at construction (also by `dataclasses.replace`):
     # a search reads each candidate's id several times, and hashing the text each time was
     # a measurable share of a query.

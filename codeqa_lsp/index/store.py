@@ -23,7 +23,8 @@ from codeqa_lsp.retrieval.model import SearchFilters
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+# 2: `declaration` and `refs` columns (implementation over declaration; the call graph).
+SCHEMA_VERSION = 2
 # bm25() column weights, in FTS column order: path, symbol, doc, body. A hit in a name says
 # more about what the chunk *is* than one in its body. Measured on the 100 eval questions
 # (BM25 arm alone, hit@5 / MRR@10): all 1.0 → 0.65 / 0.521; (2, 5, 1.5, 1) → 0.64 / 0.520;
@@ -41,7 +42,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     path TEXT NOT NULL, symbol TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
     language TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
     start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL, text TEXT NOT NULL,
-    signature TEXT NOT NULL, doc TEXT NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL
+    signature TEXT NOT NULL, doc TEXT NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL,
+    declaration INTEGER NOT NULL DEFAULT 0, refs TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
 CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name);
@@ -63,7 +65,7 @@ FILE_BM25_WEIGHTS = (2.0, 1.0)
 
 _CHUNK_COLUMNS = (
     "path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text, "
-    "signature, doc, part, parts"
+    "signature, doc, part, parts, declaration, refs"
 )
 
 
@@ -104,7 +106,11 @@ def label_for(chunk_id: str) -> int:
 
 
 def _row_to_chunk(row: Sequence[Any]) -> Chunk:
-    return Chunk(*row)
+    """A row of `_CHUNK_COLUMNS` (refs are stored space-separated: they hold no spaces)."""
+    (path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text, signature,
+     doc, part, parts, declaration, refs) = row
+    return Chunk(path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text,
+                 signature, doc, part, parts, bool(declaration), tuple(refs.split()))
 
 
 def _glob_match(path: str, globs: str) -> int:
@@ -255,10 +261,10 @@ class Store:
         for c in chunks:
             cur = conn.execute(
                 f"INSERT OR IGNORE INTO chunks(id, label, name, {_CHUNK_COLUMNS}) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (c.id, label_for(c.id), c.name, c.path, c.symbol, c.kind, c.language,
                  c.start_line, c.end_line, c.start_byte, c.end_byte, c.text, c.signature,
-                 c.doc, c.part, c.parts),
+                 c.doc, c.part, c.parts, int(c.declaration), " ".join(c.refs)),
             )
             if cur.rowcount:
                 conn.execute(
@@ -428,6 +434,19 @@ class Store:
         )
         chunks = [_row_to_chunk(r) for r in rows]
         return [c for c in chunks if c.symbol == name or c.symbol.endswith("." + name)]
+
+    def graph_rows(self) -> list[tuple[str, str, str, str, int, int, str]]:
+        """(id, path, symbol, kind, part, declaration, refs) of every chunk: what the call
+        graph is built from, without the chunk texts."""
+        return self._reader().execute(
+            "SELECT id, path, symbol, kind, part, declaration, refs FROM chunks "
+            "ORDER BY path, start_line, part"
+        ).fetchall()
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever chunks are added or removed (count, highest rowid)."""
+        row = self._reader().execute("SELECT count(*), coalesce(max(rowid), 0) FROM chunks").fetchone()
+        return int(row[0]), int(row[1])
 
     def labels_matching(self, filters: SearchFilters) -> set[int]:
         where, args = _where(filters=filters)

@@ -23,6 +23,10 @@ DOC_PRIOR = 0.8
 EXAMPLE_PRIOR = 0.8
 # Licenses, CI and packaging configuration: they answer a question only when it names them.
 META_PRIOR = 0.5
+# A declaration (stub, overload, abstract method: `Chunk.declaration`) repeats the name and
+# signature of its implementation and so matches as well; halving its score puts the
+# implementation first when both match (a declaration alone still ranks where it matched).
+DECLARATION_PRIOR = 0.5
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/"
@@ -58,6 +62,10 @@ _META_WORDS = frozenset({
     "dependencies", "install", "installed", "package", "packaging", "build",
 })
 _EXAMPLE_WORDS = frozenset({"example", "examples", "demo", "sample", "benchmark"})
+_DECLARATION_WORDS = frozenset({
+    "stub", "stubs", "pyi", "overload", "overloads", "abstract", "declaration", "declarations",
+    "declared", "signature", "signatures", "interface", "typing", "annotation", "annotations",
+})
 
 
 def is_non_code(path: str) -> bool:
@@ -99,6 +107,9 @@ class QueryPriors:
             "doc": 1.0 if words & _DOC_WORDS else DOC_PRIOR,
             "example": 1.0 if words & _EXAMPLE_WORDS else EXAMPLE_PRIOR,
         }
+        self.asks_for_declarations = bool(words & _DECLARATION_WORDS)
+        self.declaration = 1.0 if self.asks_for_declarations else DECLARATION_PRIOR
 
     def factor(self, chunk: Chunk) -> float:
-        return self.factors[path_kind(chunk.path)]
+        base = self.factors[path_kind(chunk.path)]
+        return base * self.declaration if chunk.declaration else base

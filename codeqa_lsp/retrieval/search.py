@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.tokens import query_terms, tokenize
+from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.filters import chunk_passes
 from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
@@ -246,6 +247,8 @@ class HybridSearcher:
         dense = sorted(arms.cosines.items(), key=lambda item: -item[1])
         # Path priors are applied by the second stage (`rerank.py`), with the other features.
         fused = fuse({"bm25": [(c.id, s) for c, s in arms.bm25], "dense": dense}, self.fusion)
+        # -- structure hook (retrieval/graph.py): declarations below implementations, graph
+        fused = structure.adjust(self.indexer, info, fused, chunks)
         named = self._named_definitions(info, filters)
         if not named:
             return [(chunks[i], s) for i, s in fused], set()

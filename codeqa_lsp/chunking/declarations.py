@@ -1,0 +1,85 @@
+"""Declarations: chunks that state a signature another chunk implements.
+
+A `.pyi` stub, a `.d.ts`, a TypeScript overload or ambient signature, a Python `@overload`,
+an abstract method (`@abstractmethod`, or a body of only a docstring, `...`, `pass` or
+`raise NotImplementedError`): each repeats the name, the parameters and often the docstring
+of the implementation, so it matches a question as well as the implementation does, and
+crowds it out of the top results while answering nothing about behaviour. The chunker marks
+them (`Chunk.declaration`); retrieval ranks them below what they declare.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from codeqa_lsp.chunking.definitions import Definition
+
+_STUB_PATH = re.compile(r"\.pyi$|\.d\.[mc]?tsx?$")
+_PY_DECLARING_DECORATOR = re.compile(
+    rb"@\s*(?:typing\.|t\.|abc\.|typing_extensions\.)?(?:overload|abstractmethod|abstractproperty"
+    rb"|abstractclassmethod|abstractstaticmethod)\b"
+)
+# Nodes that are a signature without a body (TypeScript overloads, interface members,
+# abstract and ambient declarations).
+_SIGNATURE_TYPES = frozenset({
+    "function_signature", "method_signature", "abstract_method_signature",
+})
+# Body statements that do nothing: the body of an abstract method or a protocol member.
+_EMPTY_STATEMENTS = frozenset({"pass_statement", "comment"})
+
+
+def is_stub_path(path: str) -> bool:
+    """`.pyi` and `.d.ts` files hold declarations only."""
+    return _STUB_PATH.search(path) is not None
+
+
+def is_declaration(path: str, language: str, definition: Definition, data: bytes) -> bool:
+    """Whether the definition only declares what another chunk implements."""
+    if is_stub_path(path):
+        return True
+    if definition.kind not in ("function", "method"):
+        return False
+    node = definition.node
+    if node.type in _SIGNATURE_TYPES:
+        # An overload merged with its implementation is the implementation.
+        return all(member.type in _SIGNATURE_TYPES for member in definition.members)
+    if language == "python":
+        # `@overload` signatures merge with their implementation into one definition: it
+        # declares only if every piece does.
+        first = _PY_DECLARING_DECORATOR.search(data, definition.start_byte, node.start_byte) \
+            is not None or _trivial_python_body(definition.body, data)
+        return first and all(_python_declares(member, data) for member in definition.members)
+    # Java/C#: abstract and interface methods have no body.
+    return node.type == "method_declaration" and node.child_by_field_name("body") is None
+
+
+def _python_declares(node: Node, data: bytes) -> bool:
+    holder = node.parent
+    start = holder.start_byte if holder is not None and holder.type == "decorated_definition" \
+        else node.start_byte
+    if _PY_DECLARING_DECORATOR.search(data, start, node.start_byte):
+        return True
+    return _trivial_python_body(node.child_by_field_name("body"), data)
+
+
+def _trivial_python_body(body: Node | None, data: bytes) -> bool:
+    """Only a docstring, `...`, `pass` or `raise NotImplementedError` (in any combination)."""
+    if body is None or body.type != "block" or body.named_child_count > 4:
+        return False
+    for statement in body.named_children:
+        kind = statement.type
+        if kind in _EMPTY_STATEMENTS:
+            continue
+        if kind == "expression_statement" and statement.named_child_count == 1:
+            inner = statement.named_children[0].type
+            if inner in ("ellipsis", "string"):
+                continue
+            return False
+        if kind == "raise_statement":
+            if b"NotImplementedError" in data[statement.start_byte : statement.end_byte]:
+                continue
+            return False
+        return False
+    return True

@@ -1,0 +1,113 @@
+"""`explain`'s callees come from the call graph: resolved by scope, builtins never mapped to
+an unrelated method (attrs: a call of `repr` used to be explained with `_Nothing.__repr__`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeqa_lsp.answering.model import Answer
+from codeqa_lsp.engine import Workspace
+from tests.answering.conftest import MakeWorkspace
+
+FILES = {
+    "pkg/_make.py": '''
+from pkg.helpers import fmt_value as fmt
+from pkg import helpers
+
+
+class _Nothing:
+    def __repr__(self):
+        return "NOTHING"
+
+
+class Printer:
+    def repr(self, value):
+        return "<" + str(value) + ">"
+
+    def render(self, value):
+        return self.repr(value)
+
+
+class Attribute:
+    def _own(self, value):
+        return value
+
+    def describe(self, value):
+        text = repr(value) + str(len(value))
+        text = fmt(self._own(text)) + helpers.pad(text)
+        return _make_hash(text)
+
+
+def _make_hash(text):
+    return hash(text)
+''',
+    "pkg/helpers.py": '''
+def fmt_value(text):
+    return text.strip()
+
+
+def pad(text):
+    return text.ljust(10)
+''',
+    "other/helpers.py": '''
+def pad(text):
+    return text.rjust(10)
+''',
+    "pkg/make.js": '''
+const util = require('./util');
+
+class Router {
+  handle(req) {
+    this.route(req);
+    return util.parse(JSON.stringify(req)) + String(req);
+  }
+
+  route(req) { return req; }
+}
+
+function toString(x) { return x; }
+''',
+    "pkg/util.js": '''
+exports.parse = function parse(text) { return text; };
+''',
+}
+
+
+def _write(root: Path) -> Path:
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.lstrip(), encoding="utf-8")
+    return root
+
+
+def _callees(workspace: Workspace, path: str, needle: str) -> list[str]:
+    text = (workspace.root / path).read_text()
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if needle in row)
+    items = list(workspace.explain_stream(path, line))
+    answer = items[-1]
+    assert isinstance(answer, Answer)
+    return [f"{c.path}:{c.symbol}" for c in answer.citations[1:]]
+
+
+def test_python_calls_resolve_by_scope_and_builtins_stay_unresolved(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace(root=_write(tmp_path / "attrs"))
+    callees = _callees(workspace, "pkg/_make.py", "text = repr(value)")
+    assert callees == [  # in the order of the calls in the text
+        "pkg/helpers.py:fmt_value",  # `fmt` is imported under another name
+        "pkg/_make.py:Attribute._own",  # self._own: the enclosing class's own method
+        "pkg/helpers.py:pad",  # `helpers.pad`: the imported module's, not other/helpers.py's
+        "pkg/_make.py:_make_hash",  # same file
+    ]
+    # `repr`, `str`, `len` are builtins: never `_Nothing.__repr__` or `Printer.repr`.
+    assert _callees(workspace, "pkg/_make.py", "return self.repr(value)") == ["pkg/_make.py:Printer.repr"]
+
+
+def test_javascript_calls_resolve_through_this_and_require(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace(root=_write(tmp_path / "web"))
+    callees = _callees(workspace, "pkg/make.js", "this.route(req);")
+    assert callees == ["pkg/make.js:Router.route", "pkg/util.js:exports.parse"]
