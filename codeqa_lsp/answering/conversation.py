@@ -237,17 +237,29 @@ class ConversationStore:
         keep = sorted(threads.values(), key=lambda t: t.updated, reverse=True)[:MAX_THREADS]
         threads.clear()
         threads.update({t.id: t for t in keep})
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = json.dumps({"version": 1, "threads": [t.to_json() for t in keep]})
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".conversations.", suffix=".tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".conversations.", suffix=".tmp")
+        except OSError as exc:
+            self._unsaved(exc)
+            return
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(payload)
             os.replace(tmp, self.path)
             self._stamp = self._file_stamp()
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            self._unsaved(exc)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def _unsaved(self, exc: OSError) -> None:
+        """A full or read-only disk must not fail the question being answered: the thread
+        goes on in memory (the file on disk keeps its last good version) and we say so."""
+        log.warning("conversation history %s not saved (%s); kept in memory", self.path, exc.strerror or exc)
 
 
 def _title(question: str) -> str:
