@@ -109,13 +109,14 @@ class LocalEmbedder:
         self,
         max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
         threads: int | None = None,
-        variant: str = DEFAULT_VARIANT,
+        variant: str | None = None,
         model_dir: Path | None = None,
         cache_dir: Path | None = None,
         batch_size: int = BATCH_SIZE,
     ) -> None:
         from codeqa_lsp.index.embedders.minilm_graph import VARIANTS
 
+        variant = variant or DEFAULT_VARIANT
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
         self.max_seq_length = max_seq_length
