@@ -69,6 +69,23 @@ def run_kind(kind: str, root: Path, queries: list[tuple[str, str]], arms: list[s
     return summary, vectors
 
 
+def sample_root(root: Path, queries: list[tuple[str, str]], size: int) -> Path:
+    """A smaller CoSQA corpus for a loaded machine: every query's answer plus evenly spread
+    distractors up to `size` files (easier than the full 6,267, so compare embedders on it,
+    not with full-set numbers)."""
+    answers = {wanted for _, wanted in queries}
+    others = sorted((p.name for p in root.iterdir() if p.name not in answers), key=lambda n: int(n.split(".")[0]))
+    room = max(0, size - len(answers))
+    step = max(1, len(others) // room) if room else len(others) + 1
+    chosen = answers | set(others[::step][:room])
+    small = CACHE_DIR / "cosqa" / f"sample-{size}-{len(queries)}"
+    small.mkdir(parents=True, exist_ok=True)
+    for name in chosen:
+        if not (small / name).is_file():
+            (small / name).write_text((root / name).read_text())
+    return small
+
+
 def agreement(reference: dict[str, np.ndarray], other: dict[str, np.ndarray]) -> dict[str, float]:
     common = sorted(reference.keys() & other.keys())
     a = np.stack([reference[k] for k in common])
@@ -84,16 +101,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--arms", default="dense,hybrid")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--out", default=str(RESULTS_DIR / "embedders.json"))
-    parser.add_argument("--snippets", type=int, default=None, help="index only the first N functions (smoke test)")
+    parser.add_argument("--sample", type=int, default=None,
+                        help="index only N functions: the queries' answers plus evenly spread others")
     args = parser.parse_args(argv)
     root = write_snippets()
     queries = load_queries(args.limit)
-    if args.snippets:
-        small = CACHE_DIR / "cosqa" / f"snippets-{args.snippets}"
-        small.mkdir(parents=True, exist_ok=True)
-        for path in sorted(root.iterdir(), key=lambda p: int(p.stem))[: args.snippets]:
-            (small / path.name).write_text(path.read_text())
-        root = small
+    if args.sample:
+        root = sample_root(root, queries, args.sample)
     runs: dict[str, Any] = {}
     vectors: dict[str, dict[str, np.ndarray]] = {}
     load0 = os.getloadavg()[0]

