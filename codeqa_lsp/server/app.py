@@ -166,6 +166,13 @@ class CodeQAServer(LanguageServer):
             if any(workspace.get(k) is not None for k in (camel, name))
             and not any(trusted.get(k) is not None for k in (camel, name))
         )
+        if settings.store and trusted.get("store") is None:
+            # A shared index sees every question (query text and vector): a repository's own
+            # settings file must not choose where they go (README "Privacy").
+            self.report_settings_problems(
+                ["'store' is only taken from user settings or the command line; ignored"]
+            )
+            settings = settings.replace(store=None)
         return settings.replace(workspace_scoped=scoped)
 
     async def pull_configuration(self) -> None:

@@ -70,7 +70,9 @@ async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient, tmp
         capabilities=client_capabilities("visual-studio-code"),
         root_uri=root.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="repo")],
-        initialization_options={"embedder": "hash", "indexDir": str(tmp_path / "index"), "store": url},
+        initialization_options={
+            "embedder": "hash", "indexDir": str(tmp_path / "index"), "userSettings": {"store": url},
+        },
     ))
     yield
     await lsp_client.shutdown_session()

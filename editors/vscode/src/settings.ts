@@ -20,6 +20,7 @@ export const SERVER_SETTING_KEYS = [
   "exclude",
   "hoverExplanations",
   "logQuestions",
+  "store",
 ] as const;
 
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
@@ -65,7 +66,7 @@ export function initializationOptions(wire: WireSettings, user: WireSettings = {
  * The settings whose provenance decides where code and keys may go: they reach the server as
  * user settings only in `initialize`, so a change restarts the server.
  */
-export const TRUST_SENSITIVE_KEYS = ["provider", "baseUrl", "embedder", "embeddingBaseUrl"] as const;
+export const TRUST_SENSITIVE_KEYS = ["provider", "baseUrl", "embedder", "embeddingBaseUrl", "store"] as const;
 
 /**
  * Answers one `workspace/configuration` item. The server asks for section `codeqa` (the whole

@@ -93,7 +93,7 @@ describe("settings mapping", () => {
 
   it("restarts for the server path and the settings that decide where code and keys go", () => {
     assert.equal(requiresRestart((s) => s === "codeqa.server.path"), true);
-    for (const key of ["provider", "baseUrl", "embedder", "embeddingBaseUrl"]) assert.equal(requiresRestart((s) => s === `codeqa.${key}`), true, key);
+    for (const key of ["provider", "baseUrl", "embedder", "embeddingBaseUrl", "store"]) assert.equal(requiresRestart((s) => s === `codeqa.${key}`), true, key);
     assert.equal(requiresRestart((s) => s === "codeqa.topK"), false);
   });
 });
