@@ -53,7 +53,12 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
     values = dict(zip(COLUMNS, row[: len(COLUMNS)], strict=True))
     attrs = row[len(COLUMNS)] or {}
     known = set(_init_fields())
-    values.update({k: v for k, v in attrs.items() if k in known and k not in values})
+    # JSON has no tuples: sequence fields (`refs`) come back as lists; a Chunk holds tuples
+    # (it is frozen and hashable, and must compare equal to the one the local store returns).
+    values.update({
+        k: tuple(v) if isinstance(v, list) else v
+        for k, v in attrs.items() if k in known and k not in values
+    })
     return Chunk(**values)
 
 
