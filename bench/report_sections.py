@@ -262,7 +262,7 @@ def _hybrid_beats(docs: dict[str, Doc | None]) -> tuple[str | None, bool | None]
 
 def summary_section(docs: dict[str, Doc | None]) -> list[str]:
     return ["## Summary against the targets", "",
-            "Targets from issue 8. \"not run\" means the result file (or that part of it) is missing.", "",
+            "Targets from issues 8, 12 and 13 (the 100-question, CoSQA and speed targets are unchanged; SWE-bench and off-topic confidence have their own sections below). \"not run\" means the result file (or that part of it) is missing.", "",
             *table(["target", "measured", "status"], _target_rows(docs))]
 
 
