@@ -267,17 +267,21 @@ async function reindexStep(api: CodeQaApi): Promise<unknown> {
 
 /**
  * A model that streams: the API key goes into SecretStorage (as "Set API key" stores it), the
- * provider settings into the workspace settings; the server restarts with the key, and the
- * answer streams from the harness's loopback OpenAI-compatible server into the panel.
+ * provider settings into the *user* settings (the server sends a key only to an endpoint the
+ * user chose there: README "Privacy"); the server restarts with the key, and the answer
+ * streams from the harness's loopback OpenAI-compatible server into the panel.
  */
 async function llmStep(api: CodeQaApi, secrets: vscode.SecretStorage, llm: Scenario["llm"]): Promise<unknown> {
   const config = vscode.workspace.getConfiguration("codeqa");
-  await config.update("provider", "openai", vscode.ConfigurationTarget.Workspace);
-  await config.update("baseUrl", llm.baseUrl, vscode.ConfigurationTarget.Workspace);
-  await config.update("model", llm.model, vscode.ConfigurationTarget.Workspace);
   const startsBefore = api.server.starts;
   const endsBefore = api.statusBar.progressLog.filter((p) => p.kind === "end").length;
+  await config.update("provider", "openai", vscode.ConfigurationTarget.Global);
+  await config.update("baseUrl", llm.baseUrl, vscode.ConfigurationTarget.Global);
+  await config.update("model", llm.model, vscode.ConfigurationTarget.Global);
   await secrets.store(apiKeySecretName("openai"), llm.apiKey);
+  // Each change above restarts the server; a restart asked for now runs after them, so it
+  // resolves once the server has every one of them.
+  await api.server.restart();
   await waitFor(() => api.server.starts > startsBefore && api.server.isRunning, 60_000, "the server to restart with the key");
   // The restarted server answers once it has opened the index again (its indexing pass ends).
   await waitFor(() => api.statusBar.progressLog.filter((p) => p.kind === "end").length > endsBefore, 60_000, "the index to reopen");

@@ -65,6 +65,8 @@ export class CodeQaServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private wire: WireSettings = {};
   private userWire: WireSettings = {};
+  private restarting: Promise<boolean> | undefined;
+  private restartAgain = false;
   private crashes: number[] = [];
   private starting: Promise<boolean> | undefined;
   /** The command last used, for the "cannot start" notification and the e2e report. */
@@ -106,10 +108,31 @@ export class CodeQaServer implements vscode.Disposable {
     return this.starting;
   }
 
-  async restart(): Promise<boolean> {
-    await this.stop();
-    this.crashes = [];
-    return this.start();
+  /**
+   * Restarts with the settings as they are when the new process starts. Settings changes
+   * arrive in bursts (provider, baseUrl, then the key): a restart asked for while one is
+   * running (or while the first start is still reading settings) runs again after it, so the
+   * last server always has the last settings instead of coalescing into a stale start.
+   */
+  restart(): Promise<boolean> {
+    if (this.restarting) {
+      this.restartAgain = true;
+      return this.restarting;
+    }
+    this.restarting = (async () => {
+      let ok = false;
+      do {
+        this.restartAgain = false;
+        if (this.starting) await this.starting.catch(() => false);
+        await this.stop();
+        this.crashes = [];
+        ok = await this.start();
+      } while (this.restartAgain);
+      return ok;
+    })().finally(() => {
+      this.restarting = undefined;
+    });
+    return this.restarting;
   }
 
   async stop(): Promise<void> {
