@@ -84,6 +84,9 @@ class _Arms:
     # Cosine of every candidate that has a vector, including BM25 candidates the dense arm
     # did not return (see `_complete_cosines`).
     cosines: dict[str, float] = field(default_factory=dict)
+    # BM25's fusion weight for this query (set by `_hybrid`; the second stage scales the
+    # whole-file BM25 term by it).
+    bm25_share: float | None = None
 
 
 class HybridSearcher:
@@ -247,7 +250,10 @@ class HybridSearcher:
         chunks.update({c.id: c for c, _ in arms.dense or []})
         dense = sorted(arms.cosines.items(), key=lambda item: -item[1])
         # Path priors are applied by the second stage (`rerank.py`), with the other features.
-        fused = fuse({"bm25": [(c.id, s) for c, s in arms.bm25], "dense": dense}, self.fusion)
+        lists = {"bm25": [(c.id, s) for c, s in arms.bm25], "dense": dense}
+        config = self.fusion.for_query(lists)  # this query's weights, resolved once
+        arms.bm25_share = config.weight("bm25")
+        fused = fuse(lists, config)
         # -- structure hook (retrieval/graph.py): declarations below implementations, graph
         fused = structure.adjust(self.indexer, info, fused, chunks)
         named = self._named_definitions(info, filters)
@@ -300,11 +306,10 @@ class HybridSearcher:
         so file BM25 = chunk BM25): hybrid nDCG@10 0.568 with a fixed file weight, below the
         dense arm alone (0.596); the 100 questions are in BENCHMARKS.md. The hashing
         embedder's fixed fusion weights leave its file weight as measured."""
-        dense = sorted(arms.cosines.items(), key=lambda item: -item[1])
-        config = self.fusion.for_query({"bm25": [(c.id, s) for c, s in arms.bm25], "dense": dense})
         confidence = self.fusion.dense_confidence
         most = confidence.bm25_high if confidence is not None else self.fusion.weight("bm25")
-        share = config.weight("bm25") / most if most > 0 else 1.0
+        used = arms.bm25_share if arms.bm25_share is not None else most
+        share = used / most if most > 0 else 1.0
         return replace(SHORT_QUERY_WEIGHTS, file=SHORT_QUERY_WEIGHTS.file * min(1.0, share))
 
     def _evidence(self, query: str) -> Evidence:
