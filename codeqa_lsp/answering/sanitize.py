@@ -41,6 +41,17 @@ _LINE_START = re.compile(r"^(\s*)([#=+\-~|]|\d+[.)])")
 _INFO = re.compile(r"[^\w+#.\-]")
 
 
+# C0 controls except newline and tab, DEL, and the C1 range (8-bit CSI/OSC in some
+# terminals): what turns repository or model text into terminal escape sequences (an OSC 52
+# sets the clipboard). Every plain-text front (the CLI, the MCP server) strips them.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """The text without control characters (newlines and tabs kept)."""
+    return _CONTROL.sub("", text)
+
+
 def sanitize_markdown(text: str) -> str:
     """`text` re-serialised from its CommonMark tree, reduced to the whitelist above."""
     if not text.strip():

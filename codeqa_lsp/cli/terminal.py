@@ -11,14 +11,9 @@ allowed a carriage return, through `redraw`.
 
 from __future__ import annotations
 
-import re
 from typing import Any, TextIO
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def strip_controls(text: str) -> str:
-    return _CONTROL.sub("", text)
+from codeqa_lsp.answering.sanitize import strip_controls
 
 
 class SafeStream:

@@ -21,12 +21,12 @@ removed (the result may be printed to a terminal).
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from codeqa_lsp.answering.redact import Redactor
+from codeqa_lsp.answering.sanitize import strip_controls
 from codeqa_lsp.chunking.model import Chunk, ChunkKind
 
 MAX_TOP_K = 20
@@ -38,11 +38,8 @@ OUTLINE_MAX = 300
 SIGNATURE_CHARS = 160
 
 Kind = Literal["function", "method", "class", "module", "section"]
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def clean_text(text: str, redactor: Redactor) -> str:
-    return _CONTROL.sub("", redactor.redact(text))
+    return strip_controls(redactor.redact(text))
 
 
 def trim(text: str, limit: int) -> tuple[str, bool]:
