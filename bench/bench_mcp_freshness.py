@@ -12,7 +12,7 @@ the hash embedder:
 - `refresh_full_walk`: the full walk with the scanner's rules (on directory changes, and
   every `FULL_SCAN_SECONDS`);
 - `refresh_one_edit`: the check plus re-indexing one edited file;
-- `index_unchanged`: a full `Workspace.index()` on the unchanged tree (the alternative of
+- `index_unchanged`: a full `CodeBase.index()` on the unchanged tree (the alternative of
   reconciling through the indexer: it also re-reads ignore files and saves).
 
     .venv/bin/python bench/bench_mcp_freshness.py [--files N] [--repeat N]

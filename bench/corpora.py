@@ -78,7 +78,7 @@ def open_searcher(
     name: str, root: Path, embedder: str, **settings: Any
 ) -> tuple[HybridSearcher, float]:
     """The real `Indexer` + `HybridSearcher` over `root` with its benchmark index, brought up
-    to date (the same pair `Workspace` wires; the answering layer is not needed here).
+    to date (the same pair `CodeBase` wires; the answering layer is not needed here).
 
     Returns the searcher with the seconds indexing took (near zero on a warm start).
     `settings` are extra `Settings` fields (include/exclude globs, ...). Close with

@@ -11,7 +11,7 @@ embedder (384 dims), one run measures, side by side in the same process and load
   chunks per second and size on disk (index directory; `pg_total_relation_size` of the
   tables with their indexes);
 * incremental publish of a next commit where 1% of the files changed;
-* hybrid query latency (`Workspace.search`, the whole retrieval pipeline) p50/p95 over the
+* hybrid query latency (`CodeBase.search`, the whole retrieval pipeline) p50/p95 over the
   same questions, alternating local / shared so load changes hit both equally; plus the
   Postgres arms alone (ts_rank BM25, HNSW dense).
 
@@ -93,7 +93,7 @@ def run(chunks: int, quick: bool) -> dict[str, Any]:
     import pgserver
 
     from codeqa_lsp.config import Settings
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
     from codeqa_lsp.index.embedders.hashing import HashEmbedder
     from codeqa_lsp.index.pg.publish import Publisher
 
@@ -116,7 +116,7 @@ def run(chunks: int, quick: bool) -> dict[str, Any]:
         settings = Settings(embedder="hash")
         local_dir = work / "local-index"
         started = time.monotonic()
-        local = Workspace(root, settings.replace(index_dir=str(local_dir)))
+        local = CodeBase(root, settings.replace(index_dir=str(local_dir)))
         report = local.index()
         local_seconds = time.monotonic() - started
         out["local"] = {
@@ -152,7 +152,7 @@ def run(chunks: int, quick: bool) -> dict[str, Any]:
         print("incremental", out["postgres_incremental"], flush=True)
         local.index()  # the local store follows the same commit
 
-        shared = Workspace(root, settings.replace(index_dir=str(work / "overlay-index"), store=url))
+        shared = CodeBase(root, settings.replace(index_dir=str(work / "overlay-index"), store=url))
         shared.index()
         qs = questions(words)[: 40 if quick else QUESTIONS]
         for q in qs[:5]:  # warm caches on both sides

@@ -45,7 +45,7 @@ def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
         "words from a 2,000-word vocabulary), hash embedder (384 dims), PostgreSQL 16 + "
         "pgvector 0.6 from the `pgserver` wheel with its default configuration. The local store "
         "and Postgres are measured in the same process, one after the other; queries alternate "
-        "between them. *Hybrid* is the whole `Workspace.search` pipeline (for Postgres: a "
+        "between them. *Hybrid* is the whole `CodeBase.search` pipeline (for Postgres: a "
         "client with `store` set and a clean checkout, so every result comes from the database).",
         "",
     ]

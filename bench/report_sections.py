@@ -449,7 +449,7 @@ def _did_save(speed: Doc | None) -> list[str]:
         return [*lines, f"_{NOT_RUN}_", ""]
     if not did.get("ok"):
         return [*lines, f"failed: {did.get('error')}", ""]
-    lines += [f"`Workspace.update_file` on `{did['file']}` ({did['file_lines']} lines), after appending a "
+    lines += [f"`CodeBase.update_file` on `{did['file']}` ({did['file_lines']} lines), after appending a "
               f"comment to one function's last line; embedder of the click/src index: "
               f"{dig(speed, 'embedders', -1)}. *Searchable* = update plus a keyword search that finds "
               f"the new text; *hybrid top 5* = whether the default hybrid search shows it in its top 5.", ""]
@@ -465,7 +465,7 @@ def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> lis
     if not points:
         lines += [f"_{NOT_RUN}_", ""]
     else:
-        lines += [f"Hybrid `Workspace.search` (top 8) over {dig(points, 0, 'latency', 'n')} distinct questions, "
+        lines += [f"Hybrid `CodeBase.search` (top 8) over {dig(points, 0, 'latency', 'n')} distinct questions, "
                   f"query embedded with `{dig(speed, 'query_embedder')}`. Indexes marked *hash vectors* were "
                   "built with the hashing embedder (same 384 dimensions, same hnswlib index) because "
                   "embedding ~100k chunks with MiniLM takes hours on 2 cores; each query still runs the "

@@ -14,7 +14,7 @@ What is measured (issue 8):
 * the same on the large tree (>= 5,000 files); `local` there only with `--large-local`,
   because MiniLM embeds ~10-20 chunks/s per core and the tree holds ~100k chunks;
 * warm start (nothing changed): texts embedded must be 0;
-* didSave: `Workspace.update_file` on a ~1,000-line file after one function changed:
+* didSave: `CodeBase.update_file` on a ~1,000-line file after one function changed:
   chunks re-embedded (must be 1) and time until a search finds the change;
 * query latency p50/p95 at ~1k, ~10k, ~100k chunks (retrieval only, MiniLM query
   embedding; see `child_latency` for how the large indexes get their vectors);
@@ -131,9 +131,9 @@ def questions(limit: int | None = None) -> list[str]:
 
 def _workspace(root: str, index_dir: str, embedder: str) -> Any:
     from codeqa_lsp.config import Settings
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
-    return Workspace(Path(root), Settings(embedder=embedder, index_dir=index_dir))  # type: ignore[arg-type]
+    return CodeBase(Path(root), Settings(embedder=embedder, index_dir=index_dir))  # type: ignore[arg-type]
 
 
 def child_update(root: str, index_dir: str, embedder: str, edits: int) -> dict[str, Any]:
@@ -187,7 +187,7 @@ def child_update(root: str, index_dir: str, embedder: str, edits: int) -> dict[s
 
 def child_latency(root: str, index_dir: str, embedder: str, query_embedder: str,
                   queries: list[str]) -> dict[str, Any]:
-    """Retrieval-only latency (hybrid `Workspace.search`, top 8) over distinct queries.
+    """Retrieval-only latency (hybrid `CodeBase.search`, top 8) over distinct queries.
 
     With `query_embedder` different from `embedder` (an index built with `hash`, queried
     with `local`), queries are embedded by MiniLM while the stored vectors come from the

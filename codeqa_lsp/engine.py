@@ -1,4 +1,4 @@
-"""`Workspace`: the one engine object both fronts (CLI and language server) talk to.
+"""`CodeBase`: the one engine object both fronts (CLI and language server) talk to.
 
 It owns one workspace root's index and wires the layers together:
 chunking → index → retrieval → answering. It knows nothing about LSP: the server layer
@@ -101,7 +101,7 @@ class _LeasedStream:
         self.close()
 
 
-class Workspace:
+class CodeBase:
     """One indexed workspace root."""
 
     def __init__(self, root: Path, settings: Settings | None = None) -> None:

@@ -58,7 +58,7 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
 
 if TYPE_CHECKING:
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
 log = logging.getLogger("codeqa_lsp.answering")
 
@@ -74,7 +74,7 @@ Stream = Iterator[str | Answer]
 class Answerer:
     """Answers for one workspace. Thread-safe: each call works on its own state."""
 
-    def __init__(self, workspace: Workspace, settings: Settings) -> None:
+    def __init__(self, workspace: CodeBase, settings: Settings) -> None:
         self.workspace = workspace
         self.settings = settings
         self.redactor = Redactor([settings.api_key, settings.resolved_api_key()])

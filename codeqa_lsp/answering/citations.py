@@ -28,7 +28,7 @@ from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
 
 if TYPE_CHECKING:
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
 NOT_FOUND_NOTE = " *(not found in the provided code)*"
 _MAX_RANGE = 30  # `[1-400]` is not a citation range we expand
@@ -64,7 +64,7 @@ class CitationResolver:
     explained): those are current by definition and never stale.
     """
 
-    def __init__(self, workspace: Workspace, fresh: Mapping[str, str] | None = None) -> None:
+    def __init__(self, workspace: CodeBase, fresh: Mapping[str, str] | None = None) -> None:
         self.workspace = workspace
         self.fresh = dict(fresh or {})
         self._files: dict[str, tuple[str, str] | None] = {}

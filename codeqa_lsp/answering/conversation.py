@@ -135,7 +135,7 @@ class ConversationStore:
     @classmethod
     def for_directory(cls, directory: Path) -> ConversationStore:
         """One store per file in a process: a workspace re-opened with new settings (a new
-        engine `Workspace`) must not keep a second, diverging copy of the threads."""
+        engine `CodeBase`) must not keep a second, diverging copy of the threads."""
         key = Path(directory).resolve()
         with _STORES_LOCK:
             store = _STORES.get(key)

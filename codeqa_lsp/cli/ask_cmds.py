@@ -61,13 +61,13 @@ def _answer_options(p: argparse.ArgumentParser) -> None:
 
 
 def _workspace(args: argparse.Namespace) -> Any:
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
     changes = {k: v for k, v in (("provider", args.provider), ("model", args.model),
                                  ("base_url", args.base_url)) if v}
     if args.base_url and not args.provider:
         changes["provider"] = "openai"  # a base URL only means something to an OpenAI-compatible server
-    workspace = Workspace(args.root, settings_from_args(args).replace(**changes))
+    workspace = CodeBase(args.root, settings_from_args(args).replace(**changes))
     workspace.index(progress=progress_printer(sys.stderr.isatty() and not args.json))
     if sys.stderr.isatty() and not args.json:
         redraw(sys.stderr, " " * 100 + "\r")

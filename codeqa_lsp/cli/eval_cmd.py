@@ -62,7 +62,7 @@ def parse_arms(value: str) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
     arms = parse_arms(args.arms)
     questions = []
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         changes["exclude"] = tuple(args.exclude)
     settings = settings.replace(**changes)
 
-    workspace = Workspace(args.root, settings)
+    workspace = CodeBase(args.root, settings)
     try:
         index_report = workspace.index()
         results: dict[str, Any] = {}

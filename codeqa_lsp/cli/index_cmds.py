@@ -157,10 +157,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError("give either a QUERY or --queries FILE.jsonl")
     questions = _read_questions(args.queries) if args.queries else [{"question": args.query}]
     filters = SearchFilters(languages=tuple(args.lang), path_globs=tuple(args.path), kinds=tuple(args.kind))
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
     with engine_errors():
-        workspace = Workspace(args.root, settings_from_args(args))
+        workspace = CodeBase(args.root, settings_from_args(args))
         try:
             _run_index(workspace.indexer, args)
             for item in questions:

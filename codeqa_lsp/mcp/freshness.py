@@ -3,7 +3,7 @@
 Two mechanisms, both on the engine facade:
 
 - **Background index**: at start (and after a large change such as a branch switch) one
-  daemon thread runs `Workspace.index()`: chunks every changed file first (keyword search
+  daemon thread runs `CodeBase.index()`: chunks every changed file first (keyword search
   covers the tree within seconds), then embeds (semantic search joins as `coverage` grows).
   Calls keep being answered from whatever the index holds meanwhile; `state()` says so.
 - **Reconcile before each call**: when no background run is going, a call first walks the
@@ -18,7 +18,7 @@ with `node_modules`), and it still needs the walk at start-up to catch changes m
 the server was down. Costs measured by `bench/bench_mcp_freshness.py` on a 3,000-file
 tree (15k chunks), as ratios to one hybrid search in the same run (CPU; load avg ~17 on 2
 cores): the quick check 0.55x, re-indexing one edited file 1.0x, a full walk 7.2x, and
-`Workspace.index()` on the unchanged tree 10.5x (bench/results/mcp_freshness.json).
+`CodeBase.index()` on the unchanged tree 10.5x (bench/results/mcp_freshness.json).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from codeqa_lsp.chunking.ignore import WorkspaceFilter
 from codeqa_lsp.chunking.scanner import scan
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from codeqa_lsp.index.embedders import EmbedderError
 from codeqa_lsp.index.model import IndexProgress, IndexReport
 
@@ -68,9 +68,9 @@ class RefreshOutcome:
 
 
 class IndexKeeper:
-    """Owns the background index thread and the per-call reconcile of one `Workspace`."""
+    """Owns the background index thread and the per-call reconcile of one `CodeBase`."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: CodeBase) -> None:
         self.workspace = workspace
         # Until the embedder has answered once (the MiniLM load takes 5-50 s, measured on
         # this 2-core machine idle and loaded), searches use keyword search alone: otherwise

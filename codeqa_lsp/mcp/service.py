@@ -21,7 +21,7 @@ from codeqa_lsp.answering.redact import Redactor
 from codeqa_lsp.chunking.ignore import WorkspaceFilter
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from codeqa_lsp.mcp.freshness import IndexKeeper
 from codeqa_lsp.mcp.paths import (
     ResolvedFile,
@@ -63,7 +63,7 @@ class CodeService:
     """One workspace root, served to MCP clients."""
 
     def __init__(self, root: Path, settings: Settings | None = None, *, start_indexing: bool = True) -> None:
-        self.workspace = Workspace(root, settings)
+        self.workspace = CodeBase(root, settings)
         self.root = self.workspace.root
         self.settings = self.workspace.settings
         self.keeper = IndexKeeper(self.workspace)

@@ -1,6 +1,6 @@
 """`textDocument/codeLens`: an "Explain" lens above every function, method and class.
 
-Lenses come from the chunker run on the *current buffer text* (`Workspace.chunk_text`), not
+Lenses come from the chunker run on the *current buffer text* (`CodeBase.chunk_text`), not
 from the index, so they sit on the right lines while the user types, before any save. The
 lens command is `codeqa.showAnswer`, which works in any client (PROTOCOL.md).
 """

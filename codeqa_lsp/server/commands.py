@@ -33,7 +33,7 @@ from codeqa_lsp.server.documents import document_text
 from codeqa_lsp.server.protocol import current_command_params
 
 if TYPE_CHECKING:
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def _filters(path: str | None, language: str | None) -> SearchFilters | None:
 
 # -- folder selection ------------------------------------------------------------------------------
 
-async def pick_workspace(ls: CodeQAServer, path_glob: str | None) -> tuple[Path, Workspace, str | None]:
+async def pick_workspace(ls: CodeQAServer, path_glob: str | None) -> tuple[Path, CodeBase, str | None]:
     """The folder an ask goes to: the one named by the glob's first segment, else the first."""
     await ls.folders.wait_open()
     ready = ls.folders.ready()
@@ -136,7 +136,7 @@ async def pick_workspace(ls: CodeQAServer, path_glob: str | None) -> tuple[Path,
     return folder.root, workspace, path_glob
 
 
-async def workspace_for_uri(ls: CodeQAServer, command: str, uri: str) -> tuple[Path, Workspace, Path]:
+async def workspace_for_uri(ls: CodeQAServer, command: str, uri: str) -> tuple[Path, CodeBase, Path]:
     found = ls.folders.folder_for_uri(uri)
     if found is None:
         raise _bad(command, f"'uri' {uri!r} is not a file in an open workspace folder")

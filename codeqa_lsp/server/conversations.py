@@ -32,7 +32,7 @@ from codeqa_lsp.server.commands import (
 
 if TYPE_CHECKING:
     from codeqa_lsp.answering.conversation import Thread
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
 NEW, CONTINUE, LIST, GET, CLEAR = (
     "codeqa.conversation.new", "codeqa.conversation.continue", "codeqa.conversation.list",
@@ -52,7 +52,7 @@ def _with_root(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "root": str(root)}
 
 
-async def _find(ls: CodeQAServer, thread_id: str) -> tuple[Path, Workspace, Thread] | None:
+async def _find(ls: CodeQAServer, thread_id: str) -> tuple[Path, CodeBase, Thread] | None:
     await ls.folders.wait_open()
     for folder, workspace in ls.folders.ready():
         thread = await ls.run_read(workspace.conversations.get, thread_id)

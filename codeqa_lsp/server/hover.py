@@ -1,7 +1,7 @@
 """`textDocument/hover`: where the identifier under the cursor is defined, from the index.
 
 Hover is the one feature users trigger constantly, so it only does cheap reads: the
-identifier is looked up by name in the index (`Workspace.definitions`, an SQLite query) and
+identifier is looked up by name in the index (`CodeBase.definitions`, an SQLite query) and
 the cached explanation is read if one exists. It never waits on a model; with
 `hoverExplanations` on, a missing explanation is generated in the background so the next
 hover shows it. It runs in the server's small read pool, never behind a full index.
@@ -22,7 +22,7 @@ from codeqa_lsp.server.convert import file_uri, line_link, link_citations
 from codeqa_lsp.server.documents import document_text
 
 if TYPE_CHECKING:
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
     from codeqa_lsp.server.app import CodeQAServer
 
 logger = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types
     """(read pool) The hover for `position`, or None when there is nothing to show."""
     found = ls.folders.folder_for_uri(uri)
     ready = ls.folders.ready()
-    workspace: Workspace | None = found[0].workspace if found is not None else None
+    workspace: CodeBase | None = found[0].workspace if found is not None else None
     if found is not None and workspace is not None:
         folder, path = found
         root, current = folder.root, folder.relpath(path)
@@ -120,7 +120,7 @@ def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types
     )
 
 
-def _explanation(ls: CodeQAServer, root: Path, workspace: Workspace, chunk: Chunk) -> str | None:
+def _explanation(ls: CodeQAServer, root: Path, workspace: CodeBase, chunk: Chunk) -> str | None:
     try:
         cached = workspace.cached_explanation(chunk.path, chunk.start_line)
     except Exception:
@@ -133,7 +133,7 @@ def _explanation(ls: CodeQAServer, root: Path, workspace: Workspace, chunk: Chun
     return None
 
 
-def _explain_in_background(ls: CodeQAServer, workspace: Workspace, chunk: Chunk) -> None:
+def _explain_in_background(ls: CodeQAServer, workspace: CodeBase, chunk: Chunk) -> None:
     key = (str(workspace.root), chunk.id)
     with _explaining_lock:
         if key in _explaining:

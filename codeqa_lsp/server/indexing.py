@@ -1,6 +1,6 @@
 """Background indexing per workspace folder: progress, cancel, save queue, re-index.
 
-Each folder owns one engine `Workspace` and one single-thread *writer* executor. Everything
+Each folder owns one engine `CodeBase` and one single-thread *writer* executor. Everything
 that writes to a folder's index (full index runs, `update_file`, `remove_file`, re-opening
 with new settings, closing) runs on that writer, so writes are serialised without locks: a
 save that arrives during a full index is queued behind it and applied right after, never
@@ -34,7 +34,7 @@ from codeqa_lsp.server.convert import uri_to_path
 from codeqa_lsp.server.progress import ProgressSnapshot, ProgressTracker
 
 if TYPE_CHECKING:
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
     from codeqa_lsp.server.app import CodeQAServer
 
 logger = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class Folder:
     name: str
     slot: int  # 0 for the first folder ever opened: it may use `indexDir` as is
     writer: ThreadPoolExecutor
-    workspace: Workspace | None = None
+    workspace: CodeBase | None = None
     error: str | None = None
     indexing: bool = False
     cancel: threading.Event | None = None
@@ -92,7 +92,7 @@ class FolderManager:
         self._slots = 0
 
     # -- lookup -------------------------------------------------------------------------------
-    def ready(self) -> list[tuple[Folder, Workspace]]:
+    def ready(self) -> list[tuple[Folder, CodeBase]]:
         return [(f, f.workspace) for f in self.folders if f.workspace is not None]
 
     def folder_for_path(self, path: Path) -> Folder | None:
@@ -261,9 +261,9 @@ class FolderManager:
 
         return report
 
-    def _open(self, folder: Folder) -> Workspace:
+    def _open(self, folder: Folder) -> CodeBase:
         """(writer thread) The folder's workspace, re-opened when the settings changed."""
-        from codeqa_lsp.engine import Workspace
+        from codeqa_lsp.engine import CodeBase
 
         settings = self.settings_for(folder)
         current = folder.workspace
@@ -274,9 +274,9 @@ class FolderManager:
         with _OPEN_LOCK:
             # Open the new one before retiring the old: questions keep being answered
             # (with the old settings) until the swap, and the old index closes only once
-            # the calls it is serving have finished (Workspace.close waits for them), in a
+            # the calls it is serving have finished (CodeBase.close waits for them), in a
             # thread of its own so this re-index does not wait for a slow answer.
-            folder.workspace = Workspace(folder.root, settings)
+            folder.workspace = CodeBase(folder.root, settings)
         logger.info("opened the index of %s in %.2f s", folder.root, time.monotonic() - started)
         if current is not None:
             threading.Thread(target=current.close, name="codeqa-close-old-index", daemon=True).start()
@@ -290,7 +290,7 @@ class FolderManager:
         return workspace.index(progress=progress, cancel=cancel)
 
     @staticmethod
-    def _drop_all(workspace: Workspace, cancel: threading.Event) -> None:
+    def _drop_all(workspace: CodeBase, cancel: threading.Event) -> None:
         """(writer thread) Drop every file from the index so the run re-chunks them all.
 
         Goes through the public `remove_file` so the SQLite rows and the vectors stay
@@ -369,7 +369,7 @@ class FolderManager:
                 self._reconcile(folder, workspace)
 
     @staticmethod
-    def _apply(workspace: Workspace, path: Path, rel: str, action: Action) -> bool:
+    def _apply(workspace: CodeBase, path: Path, rel: str, action: Action) -> bool:
         """(writer thread) One file's change; True when a directory changed as a whole.
 
         A `git checkout` or a deleted folder may arrive as one event for a directory; the
@@ -385,7 +385,7 @@ class FolderManager:
         return False
 
     @staticmethod
-    def _reconcile(folder: Folder, workspace: Workspace) -> None:
+    def _reconcile(folder: Folder, workspace: CodeBase) -> None:
         try:
             cancel = folder.cancel if folder.cancel is not None and not folder.cancel.is_set() else None
             report = workspace.index(cancel=cancel)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from codeqa_lsp.config import Settings
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from tests.fakes import fake_llm  # noqa: F401
 from tests.fakes.llm_server import RecordedRequest
 
@@ -114,7 +114,7 @@ def write_repo(root: Path, with_secrets: bool = False) -> Path:
     return root
 
 
-MakeWorkspace = Callable[..., Workspace]
+MakeWorkspace = Callable[..., CodeBase]
 
 
 @pytest.fixture
@@ -124,13 +124,13 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def make_workspace(repo: Path, tmp_path: Path) -> Iterator[MakeWorkspace]:
-    """Build an indexed Workspace over `repo` with settings overrides (hash embedder: fast)."""
-    opened: list[Workspace] = []
+    """Build an indexed CodeBase over `repo` with settings overrides (hash embedder: fast)."""
+    opened: list[CodeBase] = []
 
-    def make(root: Path | None = None, **overrides: Any) -> Workspace:
+    def make(root: Path | None = None, **overrides: Any) -> CodeBase:
         options: dict[str, Any] = {"embedder": "hash", "index_dir": str(tmp_path / "index")}
         options.update(overrides)
-        workspace = Workspace(root or repo, Settings(**options))
+        workspace = CodeBase(root or repo, Settings(**options))
         workspace.index()
         opened.append(workspace)
         return workspace

@@ -14,7 +14,7 @@ from codeqa_lsp.answering.extractive import (
 )
 from codeqa_lsp.answering.model import Answer, Usage
 from codeqa_lsp.answering.prompt import ASK_SYSTEM_PROMPT
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from tests.answering.conftest import (
     MakeWorkspace,
     context_headers,
@@ -33,7 +33,7 @@ QUESTION = "how is the coupon discount computed at checkout?"
 ENDPOINT = {"anthropic": "messages", "openai": "chat"}
 
 
-def run(workspace: Workspace, question: str = QUESTION, **kw: object) -> tuple[list[str], Answer]:
+def run(workspace: CodeBase, question: str = QUESTION, **kw: object) -> tuple[list[str], Answer]:
     """Consume a stream; check its shape (deltas, then exactly one Answer, last)."""
     items = list(workspace.ask_stream(question, **kw))  # type: ignore[arg-type]
     assert isinstance(items[-1], Answer)
@@ -41,7 +41,7 @@ def run(workspace: Workspace, question: str = QUESTION, **kw: object) -> tuple[l
     return items[:-1], items[-1]  # type: ignore[return-value]
 
 
-def remote(make_workspace: MakeWorkspace, server: FakeLLMServer, name: str = "anthropic", **kw: object) -> Workspace:
+def remote(make_workspace: MakeWorkspace, server: FakeLLMServer, name: str = "anthropic", **kw: object) -> CodeBase:
     options: dict = {"provider": name, "base_url": server.url, "api_key": "test-key-abcdef",
                      "model": f"{name}-model-x", "request_timeout": 10.0, "max_retries": 1}
     options.update(kw)

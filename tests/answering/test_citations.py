@@ -6,11 +6,11 @@ from pathlib import Path
 
 from codeqa_lsp.answering.citations import NOT_FOUND_NOTE, CitationResolver, parse_marker, verify
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from tests.answering.conftest import MakeWorkspace
 
 
-def chunk_named(workspace: Workspace, symbol: str) -> Chunk:
+def chunk_named(workspace: CodeBase, symbol: str) -> Chunk:
     (chunk,) = [c for c in workspace.chunks() if c.symbol == symbol]
     return chunk
 

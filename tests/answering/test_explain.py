@@ -7,7 +7,7 @@ from pathlib import Path
 from codeqa_lsp.answering.ask import enclosing_definition
 from codeqa_lsp.answering.model import Answer
 from codeqa_lsp.answering.prompt import EXPLAIN_SYSTEM_PROMPT
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from tests.answering.conftest import MakeWorkspace, numbered, system_text, user_text
 from tests.fakes.llm_server import FakeLLMServer, Reply
 
@@ -17,13 +17,13 @@ def line_of(repo: Path, needle: str) -> int:
     return next(i for i, text in enumerate(lines, 1) if needle in text)
 
 
-def explain(workspace: Workspace, line: int, text: str | None = None, path: str = "shop/pricing.py") -> Answer:
+def explain(workspace: CodeBase, line: int, text: str | None = None, path: str = "shop/pricing.py") -> Answer:
     items = list(workspace.explain_stream(path, line, text=text))
     assert isinstance(items[-1], Answer) and all(isinstance(i, str) for i in items[:-1])
     return items[-1]
 
 
-def remote(make_workspace: MakeWorkspace, server: FakeLLMServer) -> Workspace:
+def remote(make_workspace: MakeWorkspace, server: FakeLLMServer) -> CodeBase:
     return make_workspace(provider="anthropic", base_url=server.url, api_key="test-key-abcdef",
                           model="claude-x", max_retries=0)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codeqa_lsp.answering.model import Answer
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from tests.answering.conftest import MakeWorkspace
 
 FILES = {
@@ -81,7 +81,7 @@ def _write(root: Path) -> Path:
     return root
 
 
-def _callees(workspace: Workspace, path: str, needle: str) -> list[str]:
+def _callees(workspace: CodeBase, path: str, needle: str) -> list[str]:
     text = (workspace.root / path).read_text()
     line = next(i for i, row in enumerate(text.splitlines(), 1) if needle in row)
     items = list(workspace.explain_stream(path, line))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from codeqa_lsp.answering.model import Answer
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from tests.answering.conftest import SEEDED_SECRET_VALUES, MakeWorkspace, write_repo
 from tests.fakes.llm_server import (
     Behaviour,
@@ -31,7 +31,7 @@ TIMEOUT = 1.5
 MAX_RETRIES = 1
 
 
-def ask(workspace: Workspace, question: str = QUESTION) -> tuple[list[str], Answer]:
+def ask(workspace: CodeBase, question: str = QUESTION) -> tuple[list[str], Answer]:
     items = list(workspace.ask_stream(question))
     final = items[-1]
     assert isinstance(final, Answer)

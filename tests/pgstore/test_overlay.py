@@ -1,6 +1,6 @@
 """The client side: a workspace reading the shared snapshot of the nearest published
 commit, with only what differs in the working tree indexed locally; and the fallback
-when the database goes away. Through the engine (`Workspace`), real git, real Postgres."""
+when the database goes away. Through the engine (`CodeBase`), real git, real Postgres."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from codeqa_lsp.answering.citations import CitationResolver
 from codeqa_lsp.config import Settings
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from codeqa_lsp.index.embedders.hashing import HashEmbedder
 from codeqa_lsp.index.overlay import OverlayIndexer
 from codeqa_lsp.index.pg.publish import Publisher
@@ -35,8 +35,8 @@ def _published_checkout(tmp_path: Path, url: str) -> Path:
     return root
 
 
-def _workspace(root: Path, tmp_path: Path, url: str) -> Workspace:
-    return Workspace(root, Settings(embedder="hash", index_dir=str(tmp_path / "index"), store=url))
+def _workspace(root: Path, tmp_path: Path, url: str) -> CodeBase:
+    return CodeBase(root, Settings(embedder="hash", index_dir=str(tmp_path / "index"), store=url))
 
 
 def test_local_index_holds_only_what_differs(tmp_path: Path, pg_url: str) -> None:

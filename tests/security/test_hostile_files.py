@@ -23,7 +23,7 @@ import pytest
 
 from codeqa_lsp.chunking.scanner import read_at_answer_time, read_source
 from codeqa_lsp.config import Settings
-from codeqa_lsp.engine import Workspace
+from codeqa_lsp.engine import CodeBase
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.reliability.harness import served
 from tests.server.workspace import make_workspace
@@ -121,7 +121,7 @@ def test_backslash_names_and_utf16_files_are_indexed(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "ws")
     (root / "odd\\name.py").write_text("def backslash_named_helper():\n    return 1\n")
     (root / "win.py").write_bytes("\ufeffdef utf_sixteen_helper():\n    return 'é'\n".encode("utf-16"))
-    workspace = Workspace(root, Settings(embedder="hash", index_dir=str(tmp_path / "idx")))
+    workspace = CodeBase(root, Settings(embedder="hash", index_dir=str(tmp_path / "idx")))
     try:
         report = workspace.index()
         assert "vanished" not in report.skipped and "binary" not in report.skipped, report.skipped

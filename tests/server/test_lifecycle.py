@@ -378,7 +378,7 @@ async def test_streaming_progress_and_answer_notification_for_our_plugins(
 async def test_save_storm_ends_with_the_index_a_clean_run_would_build(tmp_path: Path) -> None:
     """100 saves across 20 files while queries run: nothing lost, nothing stale, no deadlock."""
     from codeqa_lsp.config import Settings
-    from codeqa_lsp.engine import Workspace
+    from codeqa_lsp.engine import CodeBase
 
     root = make_workspace(tmp_path / "ws")
     files = [root / "pkg" / f"mod{i}.py" for i in range(20)]
@@ -412,7 +412,7 @@ async def test_save_storm_ends_with_the_index_a_clean_run_would_build(tmp_path: 
         assert await client.close() == 0
 
     def snapshot(index_dir: Path, reindex: bool) -> set[tuple[str, str, int, int, str]]:
-        workspace = Workspace(root, Settings(embedder="hash", index_dir=str(index_dir)))
+        workspace = CodeBase(root, Settings(embedder="hash", index_dir=str(index_dir)))
         try:
             if reindex:
                 workspace.index()
