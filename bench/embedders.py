@@ -1,11 +1,14 @@
-"""The onnxruntime embedder against the torch one it replaced, on CoSQA dev, in one run.
+"""The onnxruntime embedder against the torch one it replaced, on every set, in one run.
 
 For each embedder (torch reference, onnxruntime fp32, onnxruntime int8 per-channel): index
 the 6,267 CoSQA functions through the real `Indexer`, score the dense and hybrid arms
 (nDCG@10, MRR@10), and keep each chunk's vector; then report the cosine agreement of every
 variant's vectors with torch's on the same chunk texts, and indexing throughput.
+With `--question-kinds`, the same for the 100 shared questions (requests, click, express,
+rxjs: hit@5 / MRR@10 per arm, and cosine agreement with the first kind listed).
 
     python bench/embedders.py [--kinds torch,onnx-fp32,onnx-int8] [--limit N]
+                              [--question-kinds onnx-fp32,onnx-int8]
 
 Writes bench/results/embedders.json.
 """
@@ -69,6 +72,57 @@ def run_kind(kind: str, root: Path, queries: list[tuple[str, str]], arms: list[s
     return summary, vectors
 
 
+def run_questions_kind(kind: str, names: list[str], arms: list[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The question sets through the real pipeline with embedder `kind`, each in its own
+    index (`<set>-embedders-<kind>`: never the shared `<set>-local` ones other runs use)."""
+    from corpora import corpus_root, corpus_settings, fetch_all, questions_path
+
+    from codeqa_lsp.config import Settings
+    from codeqa_lsp.index.indexer import Indexer
+    from codeqa_lsp.retrieval.evaluation import (
+        QuestionResult,
+        Retrieved,
+        evaluate,
+        load_questions,
+        report,
+    )
+    from codeqa_lsp.retrieval.search import HybridSearcher
+
+    fetch_all(quiet=True)
+    embedder = make_embedder(kind)
+    results: dict[str, list[QuestionResult]] = {arm: [] for arm in arms}
+    vectors: dict[str, np.ndarray] = {}
+    indexes: dict[str, Any] = {}
+    for name in names:
+        settings = Settings(embedder="local", index_dir=str(CACHE_DIR / "indexes" / f"{name}-embedders-{kind}"),
+                            **corpus_settings(name))  # type: ignore[arg-type]
+        with indexer_embedder(lambda: embedder):
+            indexer = Indexer(corpus_root(name), settings)
+        try:
+            started = time.perf_counter()
+            done = indexer.index()
+            indexes[name] = {"chunks": indexer.status().chunks, "embedded": done.embedded,
+                             "seconds": round(time.perf_counter() - started, 1)}
+            searcher = HybridSearcher(indexer, settings)
+            questions = load_questions(questions_path(name))
+            for arm in arms:
+                def search(text: str, arm: str = arm, searcher: HybridSearcher = searcher) -> list[Retrieved]:
+                    hits = searcher.search(text, top_k=10, mode=arm).hits  # type: ignore[arg-type]
+                    return [Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts) for h in hits]
+
+                results[arm].extend(evaluate(questions, search))
+            chunks = indexer.chunks()
+            cached = indexer.cache.get_many([c.embed_text() for c in chunks], indexer.embedder.dim)
+            vectors.update({f"{name}:{c.id}": v for c, v in zip(chunks, cached, strict=True) if v is not None})
+        finally:
+            indexer.close()
+    summary = {"kind": kind, "model": embedder.model, "indexes": indexes,
+               "arms": {arm: {g: m for g, m in report(results[arm])["groups"].items()
+                              if g == "all" or g.startswith(("set:", "overlap:"))} for arm in arms}}
+    print(json.dumps({"kind": kind, "all": {a: summary["arms"][a]["all"] for a in arms}}), file=sys.stderr)
+    return summary, vectors
+
+
 def sample_root(root: Path, queries: list[tuple[str, str]], size: int) -> Path:
     """A smaller CoSQA corpus for a loaded machine: every query's answer plus evenly spread
     distractors up to `size` files (easier than the full 6,267, so compare embedders on it,
@@ -103,6 +157,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", default=str(RESULTS_DIR / "embedders.json"))
     parser.add_argument("--sample", type=int, default=None,
                         help="index only N functions: the queries' answers plus evenly spread others")
+    parser.add_argument("--question-kinds", default="",
+                        help="also run the 100 questions with these kinds (first = cosine reference)")
+    parser.add_argument("--sets", default="requests,click,express,rxjs")
     args = parser.parse_args(argv)
     root = write_snippets()
     queries = load_queries(args.limit)
@@ -117,6 +174,16 @@ def main(argv: list[str]) -> int:
                            "set": "cosqa-dev", "queries": len(queries), "runs": runs}
     if "torch" in vectors:
         doc["cosine_to_torch"] = {k: agreement(vectors["torch"], v) for k, v in vectors.items() if k != "torch"}
+    if args.question_kinds:
+        kinds = args.question_kinds.split(",")
+        q_runs: dict[str, Any] = {}
+        q_vectors: dict[str, dict[str, np.ndarray]] = {}
+        for kind in kinds:
+            q_runs[kind], q_vectors[kind] = run_questions_kind(kind, args.sets.split(","), ["bm25", "dense", "hybrid"])
+        doc["questions"] = {"sets": args.sets.split(","), "runs": q_runs,
+                            f"cosine_to_{kinds[0]}": {k: agreement(q_vectors[kinds[0]], v)
+                                                      for k, v in q_vectors.items() if k != kinds[0]}}
+    doc["load_average_end"] = round(os.getloadavg()[0], 2)
     Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps(doc, indent=2))
     return 0

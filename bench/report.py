@@ -21,6 +21,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import REPO_ROOT, RESULTS_DIR, read_result
+from report_embedders import FILES as EMBEDDER_FILES
+from report_embedders import embedders_section
 from report_pgstore import pgstore_section
 from report_sections import (
     chunking_section,
@@ -31,7 +33,7 @@ from report_sections import (
 )
 
 OUTPUT = REPO_ROOT / "BENCHMARKS.md"
-KNOWN = {"quality", "cosqa", "swebench", "speed", "peers", "chunking", "server"}
+KNOWN = {"quality", "cosqa", "swebench", "speed", "peers", "chunking", "server", "speed-vectorcode", *EMBEDDER_FILES}
 Doc = dict[str, Any]
 
 
@@ -81,6 +83,7 @@ def render(docs: dict[str, Doc | None], plots: dict[str, str]) -> str:
         ("Summary against the targets", lambda: summary_section(docs)),
         ("Retrieval quality", lambda: quality_section(docs, plots)),
         ("Speed and memory", lambda: speed_section(docs, plots)),
+        ("Offline embedder", lambda: embedders_section(docs)),
         ("Chunking throughput", lambda: chunking_section(docs.get("chunking"))),
         ("Language server", lambda: server_section(docs.get("server"))),
         ("Shared team index", lambda: pgstore_section(docs)),

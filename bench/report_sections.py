@@ -120,7 +120,8 @@ def best_hybrid(docs: dict[str, Doc | None]) -> tuple[str, Doc] | None:
 def click_index_rows(docs: dict[str, Doc | None]) -> list[Doc]:
     """Clean-index rows on click/src: ours per embedder, then VectorCode (same run if any)."""
     rows: list[Doc] = []
-    click = dig(docs.get("speed"), "click_src") or {}
+    # speed-vectorcode.json (`speed.py --vs-vectorcode N`) is the focused, later re-run.
+    click = dig(docs.get("speed-vectorcode"), "click_src") or dig(docs.get("speed"), "click_src") or {}
     for embedder, runs in (click.get("runs") or {}).items():
         median = runs.get("clean_median") or {}
         rows.append({"name": f"codeqa ({embedder})", "wall_s": median.get("wall_s"),

@@ -62,7 +62,11 @@ def _isolated_env(work: Path) -> dict[str, str]:
     if not models.exists():
         models.parent.mkdir(parents=True, exist_ok=True)
         models.symlink_to(default_model_cache(), target_is_directory=True)
-    return {"XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false"}
+    # Bytecode is written and reused (PYTHONDONTWRITEBYTECODE unset): an installed package has
+    # its .pyc files, and compiling ~60 of our modules on every start (~0.3 s, measured with
+    # cProfile on `codeqa search`) is this machine's setting, not what a user's start costs.
+    return {"XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONDONTWRITEBYTECODE": ""}
 
 
 def cli_index(root: Path, embedder: str, index_dir: Path, label: str) -> dict[str, Any]:
@@ -243,7 +247,25 @@ def child_index(root: str, index_dir: str, kind: str) -> dict[str, Any]:
             "embedded": report.embedded, "index_seconds": round(report.seconds, 2)}
 
 
-CHILD_TASKS = {"update": child_update, "latency": child_latency, "index": child_index}
+def child_query_embed(kind: str, texts: list[str]) -> dict[str, Any]:
+    """One short question at a time, as `search` embeds it: the load (import, tokenizer,
+    session) and the first call, then every later call (each text distinct: no cache)."""
+    started = time.perf_counter()
+    from reference_embedder import make_embedder
+
+    embedder = make_embedder(kind)
+    embedder.embed([texts[0]])
+    first = time.perf_counter() - started
+    seconds = []
+    for text in texts[1:]:
+        t0 = time.perf_counter()
+        embedder.embed([text])
+        seconds.append(time.perf_counter() - t0)
+    return {"kind": kind, "load_and_first_s": round(first, 3), "query": latency_summary(seconds)}
+
+
+CHILD_TASKS = {"update": child_update, "latency": child_latency, "index": child_index,
+               "query_embed": child_query_embed}
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -374,7 +396,7 @@ def default_kind() -> str:
     return f"onnx-{DEFAULT_VARIANT}"
 
 
-def measure_embedders(kinds: tuple[str, ...], search_calls: int = 3) -> dict[str, Any]:
+def measure_embedders(kinds: tuple[str, ...], search_calls: int = 7) -> dict[str, Any]:
     """The onnxruntime embedder against the torch one it replaced, same run, same tree
     (click/src), each clean index in its own process: chunks/s (embedded chunks over the
     whole process's wall time, model load included) and peak RSS. Then `codeqa search` per
@@ -394,18 +416,23 @@ def measure_embedders(kinds: tuple[str, ...], search_calls: int = 3) -> dict[str
             run["chunks_per_s"] = round(run["embedded"] / run["wall_s"], 1)
             run["chunks_per_s_embedding_only"] = round(run["embedded"] / run["index_seconds"], 1)
         out["index"][kind] = run
+    # One short question at a time, in a fresh process per embedder (the query path).
+    short = [q for q in questions() if len(q) < 80][:60]
+    out["query_embed"] = {kind: child("query_embed", kind=kind, texts=short)
+                          for kind in kinds}
     # `codeqa search` per call on a built index: the default (local) and hash.
     hash_work = fresh_dir("embedders-hash")
     out["index"]["hash"] = cli_index(root, "hash", hash_work / "index", "clean")
     default_index = WORK_DIR / f"embedders-{kinds[0]}" / "index"
-    texts = questions(search_calls)
+    texts = questions(search_calls + 1)
     calls: dict[str, list[float]] = {"local": [], "hash": []}
-    for text in texts:  # interleaved, so load swings hit both alike
+    for i, text in enumerate(texts):  # interleaved, so load swings hit both alike; the first
+        # round only warms the page cache and the bytecode and is not counted
         for embedder, index in (("local", default_index), ("hash", hash_work / "index")):
             cmd = [CLI, "search", text, "--root", str(root), "--embedder", embedder,
                    "--index-dir", str(index), "--top-k", "5"]
             result = run_measured(cmd, env=_isolated_env(index.parent), timeout=600)
-            if result.returncode == 0:
+            if result.returncode == 0 and i > 0:
                 calls[embedder].append(result.wall_s)
     out["search_per_call_s"] = {k: round(statistics.median(v), 3) if v else None for k, v in calls.items()}
     out["search_calls_s"] = {k: [round(x, 3) for x in v] for k, v in calls.items()}
@@ -482,6 +509,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--embedders", metavar="KINDS", default=None,
                         help="only the embedder comparison, e.g. onnx-int8,torch (first: the one `local` runs); "
                              "writes results/speed-embedders.json")
+    parser.add_argument("--vs-vectorcode", metavar="N", type=int, default=0,
+                        help="only click/src clean indexes, ours (local, hash) interleaved with VectorCode's, "
+                             "N rounds; writes results/speed-vectorcode.json")
     parser.add_argument("--child", nargs=2, metavar=("TASK", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -493,6 +523,14 @@ def main(argv: list[str]) -> int:
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     if args.embedders:
         path = write_result("speed-embedders", measure_embedders(tuple(args.embedders.split(","))), False)
+        print(f"wrote {path}")
+        return 0
+    if args.vs_vectorcode:
+        load0 = round(os.getloadavg()[0], 2)
+        click = measure_click_src(("local", "hash"), repeats=args.vs_vectorcode, with_vectorcode=True)
+        click.update({"load_average_start": load0, "load_average_end": round(os.getloadavg()[0], 2),
+                      "default_variant": default_kind()})
+        path = write_result("speed-vectorcode", {"click_src": click}, False)
         print(f"wrote {path}")
         return 0
     doc = run(args.quick, args.large_local, soak=not args.no_soak)

@@ -124,6 +124,7 @@ class LocalEmbedder:
         model_dir: Path | None = None,
         cache_dir: Path | None = None,
         batch_size: int = BATCH_SIZE,
+        spinning: bool = False,
     ) -> None:
         from codeqa_lsp.index.embedders.minilm_graph import VARIANTS
 
@@ -135,6 +136,7 @@ class LocalEmbedder:
         self.model = model_stamp(max_seq_length, variant)
         self.threads = threads or max(1, min(2, os.cpu_count() or 1))
         self.batch_size = batch_size
+        self.spinning = spinning
         self.model_dir = model_dir or bundled_model_dir()
         self.cache_dir = cache_dir or default_model_cache()
         self._session: Any = None
@@ -192,7 +194,7 @@ class LocalEmbedder:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         # Idle pool threads sleep instead of spinning: on 2 shared cores spinning threads
         # starve the server's reader and the other embedding caller (notes/offline-models.md).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spinning else "0")
         options.log_severity_level = 3  # no warnings on stderr for every session
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
