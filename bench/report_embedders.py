@@ -30,15 +30,17 @@ def _quality(doc: Doc | None) -> list[str]:
     if not doc:
         return []
     lines = ["### Quality of each variant, one run", "", machine_line(doc) + f" · {_load(doc)}", ""]
-    cos = doc.get("cosine_to_torch") or {}
+    ref_key = next((k for k in doc if k.startswith("cosine_to_")), "cosine_to_torch")
+    ref = ref_key.removeprefix("cosine_to_")
+    cos = doc.get(ref_key) or {}
     rows = []
     for kind, run in (doc.get("runs") or {}).items():
-        agreement = cos.get(kind) or ({"mean": 1.0, "min": 1.0} if kind == "torch" else {})
+        agreement = cos.get(kind) or ({"mean": 1.0, "min": 1.0} if kind == ref else {})
         rows.append([kind, fmt(dig(run, "arms", "dense", "ndcg@10"), 3), fmt(dig(run, "arms", "hybrid", "ndcg@10"), 3),
                      fmt(agreement.get("mean"), 4), fmt(agreement.get("min"), 4), run.get("chunks")])
     if rows:
         lines += [f"CoSQA dev ({doc.get('queries')} queries), nDCG@10 per arm, and cosine of each chunk's vector "
-                  "to torch's on the same text:", ""]
+                  f"to `{ref}`'s on the same text:", ""]
         lines += [*table(["embedder", "dense", "hybrid", "cosine mean", "cosine min", "chunks"], rows), ""]
     questions = doc.get("questions")
     if questions:
@@ -102,7 +104,7 @@ def _threads(doc: Doc | None) -> list[str]:
         lines += [*table(["setting", "idle", "×", "one core busy", "×"], rows), ""]
     server = doc.get("server")
     if server:
-        rows = [[f"spin={int(r.get('spinning'))}", fmt(r.get("index_s"), 1), r.get("chunks"),
+        rows = [[f"spin={int(r.get('spinning'))} threads={r.get('threads')}", fmt(r.get("index_s"), 1), r.get("chunks"),
                  fmt(dig(r, "hover_during_index", "p50_ms"), 1), fmt(dig(r, "hover_during_index", "p95_ms"), 1),
                  fmt(dig(r, "hover_during_index", "max_ms"), 0), fmt(dig(r, "hover_after_index", "p50_ms"), 1)]
                 for r in server.get("runs") or []]

