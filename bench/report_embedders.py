@@ -97,11 +97,11 @@ def _threads(doc: Doc | None) -> list[str]:
     if idle:
         sample = doc.get("sample") or {}
         lines += [f"Embedding throughput on {sample.get('chunks')} click/src chunks (chunks/s, median; ×: against "
-                  f"the first row). Idle: {_load(doc['idle'])}. With one core busy in another process: "
+                  f"the first row). As found: {_load(doc['idle'])}. With one more core busy in another process: "
                   f"{_load(doc['one_core_busy']) if busy else 'not run'}.", ""]
-        rows = [[key, fmt(r.get("median"), 1), fmt(r.get("vs_first")),
+        rows = [[key, fmt(r.get("median"), 1), fmt(r.get("vs_first")), fmt(dig(doc, "idle", "query_ms", key), 1),
                  fmt(dig(busy, key, "median"), 1), fmt(dig(busy, key, "vs_first"))] for key, r in idle.items()]
-        lines += [*table(["setting", "idle", "×", "one core busy", "×"], rows), ""]
+        lines += [*table(["setting", "as found", "×", "short query ms", "one more core busy", "×"], rows), ""]
     server = doc.get("server")
     if server:
         rows = [[f"spin={int(r.get('spinning'))} threads={r.get('threads')}", fmt(r.get("index_s"), 1), r.get("chunks"),

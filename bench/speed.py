@@ -417,7 +417,7 @@ def measure_embedders(kinds: tuple[str, ...], search_calls: int = 7) -> dict[str
             run["chunks_per_s_embedding_only"] = round(run["embedded"] / run["index_seconds"], 1)
         out["index"][kind] = run
     # One short question at a time, in a fresh process per embedder (the query path).
-    short = [q for q in questions() if len(q) < 80][:60]
+    short = sorted(questions(), key=len)[:40]
     out["query_embed"] = {kind: child("query_embed", kind=kind, texts=short)
                           for kind in kinds}
     # `codeqa search` per call on a built index: the default (local) and hash.

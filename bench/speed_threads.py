@@ -1,7 +1,7 @@
 """How the `local` embedder should use 2 cores: batch size, intra-op threads, spinning.
 
 Part 1 (in this process): embedding throughput on a fixed sample of click/src chunks
-(every 6th chunk by length, so short and long ones alike) for each setting, idle and with a
+(every 12th chunk by length, so short and long ones alike) for each setting, idle and with a
 competing process busy on one core (what the server's reader, an editor or another
 engineer's job is to the embedder). Settings are interleaved and repeated; the median is kept.
 
@@ -37,16 +37,20 @@ from corpora import corpus_root
 
 # (variant, intra-op threads, spinning, batch size); the first is today's default.
 SETTINGS: tuple[tuple[str, int, bool, int], ...] = (
-    ("int8", 2, False, 16), ("int8", 2, True, 16), ("int8", 1, False, 16), ("int8", 1, True, 16),
-    ("int8", 2, False, 8), ("int8", 2, False, 32),
-    ("fp32", 2, False, 16), ("fp32", 2, True, 16),
+    ("int8", 2, False, 16), ("int8", 2, True, 16), ("int8", 1, False, 16),
+    ("int8", 2, False, 8), ("int8", 2, False, 32), ("fp32", 2, False, 16),
+)
+QUERIES = (
+    "how are environment variables read for options", "where is the help text formatted",
+    "what happens when a required argument is missing", "which function prompts for confirmation",
+    "how does a command group dispatch to subcommands", "where are shell completions generated",
 )
 SERVER_SETTINGS = ((False, 2), (True, 2), (False, 1))  # (spinning, intra-op threads)
 BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass\n"
 HOVER = {"line": 0, "character": 4}
 
 
-def click_chunk_texts(every: int = 6) -> list[str]:
+def click_chunk_texts(every: int = 12) -> list[str]:
     """Chunk texts of click/src as the indexer embeds them (hash index: no model needed)."""
     from codeqa_lsp.config import Settings
     from codeqa_lsp.index.indexer import Indexer
@@ -61,7 +65,8 @@ def click_chunk_texts(every: int = 6) -> list[str]:
     return texts[::every]
 
 
-def throughput(texts: list[str], setting: tuple[str, int, bool, int]) -> float:
+def throughput(texts: list[str], setting: tuple[str, int, bool, int]) -> tuple[float, float]:
+    """(chunks/s over `texts`, median ms of one short question) for one setting."""
     from codeqa_lsp.index.embedders.local import LocalEmbedder
 
     variant, threads, spinning, batch = setting
@@ -69,7 +74,13 @@ def throughput(texts: list[str], setting: tuple[str, int, bool, int]) -> float:
     embedder.embed(texts[:4])  # session open and first-run allocations, outside the timing
     started = time.perf_counter()
     embedder.embed(texts)
-    return len(texts) / (time.perf_counter() - started)
+    rate = len(texts) / (time.perf_counter() - started)
+    query_s = []
+    for text in QUERIES * 3:
+        t0 = time.perf_counter()
+        embedder.embed([text])
+        query_s.append(time.perf_counter() - t0)
+    return rate, statistics.median(query_s) * 1000
 
 
 def measure_throughput(texts: list[str], repeats: int, contended: bool) -> dict[str, Any]:
@@ -77,12 +88,15 @@ def measure_throughput(texts: list[str], repeats: int, contended: bool) -> dict[
     try:
         load0 = os.getloadavg()[0]
         rates: dict[str, list[float]] = {}
+        query_ms: dict[str, list[float]] = {}
         for _ in range(repeats):
             for setting in SETTINGS:
                 variant, threads, spinning, batch = setting
                 key = f"{variant} threads={threads} spin={int(spinning)} batch={batch}"
-                rates.setdefault(key, []).append(throughput(texts, setting))
-                print(f"[threads] {'busy' if contended else 'idle'} {key}: {rates[key][-1]:.1f}/s",
+                rate, ms = throughput(texts, setting)
+                rates.setdefault(key, []).append(rate)
+                query_ms.setdefault(key, []).append(ms)
+                print(f"[threads] {'busy' if contended else 'idle'} {key}: {rate:.1f}/s, query {ms:.1f} ms",
                       file=sys.stderr, flush=True)
     finally:
         if busy is not None:
@@ -92,7 +106,8 @@ def measure_throughput(texts: list[str], repeats: int, contended: bool) -> dict[
     return {"load_average_start": round(load0, 2), "load_average_end": round(os.getloadavg()[0], 2),
             "competing_busy_process": contended,
             "chunks_per_s": {k: {"median": round(statistics.median(v), 1), "all": [round(x, 1) for x in v],
-                                 "vs_first": round(statistics.median(v) / base, 2)} for k, v in rates.items()}}
+                                 "vs_first": round(statistics.median(v) / base, 2)} for k, v in rates.items()},
+            "query_ms": {k: round(statistics.median(v), 2) for k, v in query_ms.items()}}
 
 
 # -- part 2: the server's reader while it embeds ------------------------------------------------
@@ -167,6 +182,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-server", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-busy", action="store_true", help="no run with a competing busy process")
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     doc: dict[str, Any] = {"description": __doc__.split("\n\n")[1].replace("\n", " ")}
@@ -174,7 +190,8 @@ def main(argv: list[str]) -> int:
         texts = click_chunk_texts()
         doc["sample"] = {"chunks": len(texts), "chars_median": statistics.median(len(t) for t in texts)}
         doc["idle"] = measure_throughput(texts, args.repeats, contended=False)
-        doc["one_core_busy"] = measure_throughput(texts, max(1, args.repeats - 1), contended=True)
+        if not args.skip_busy:
+            doc["one_core_busy"] = measure_throughput(texts, max(1, args.repeats - 1), contended=True)
     if not args.skip_server:
         doc["server"] = measure_server(max(1, args.repeats - 1))
     path = write_result("speed-threads", doc, False)
