@@ -56,10 +56,14 @@ def _quality(doc: Doc | None) -> list[str]:
             low = dig(arms, "hybrid", "overlap:low") or {}
             row += [fmt(low.get("hit@5")), fmt(dig(agreement, kind, "mean"), 4) if kind in agreement else "ref."]
             rows.append(row)
-        lines += [f"The 100 questions ({', '.join(questions.get('sets') or [])}), hit@5 / MRR@10 per arm; "
+        lines += [f"The shared questions ({', '.join(questions.get('sets') or [])}), hit@5 / MRR@10 per arm; "
                   f"cosine to `{ref_key.removeprefix('cosine_to_') if ref_key else '?'}` on every chunk:", ""]
         lines += table(["embedder", "bm25", "dense", "hybrid", "hybrid low-overlap hit@5", "cosine mean"], rows)
         lines.append("")
+        if questions.get("note"):
+            lines += [f"_{questions['note']}_", ""]
+    if doc.get("notes"):
+        lines += [f"_{doc['notes']}_", ""]
     return lines
 
 
@@ -80,11 +84,16 @@ def _speed(doc: Doc | None) -> list[str]:
                  fmt(dig(r, "query", "p95_ms"), 1)] for kind, r in qe.items()]
         lines += ["One short question at a time (fresh process; load = import, tokenizer, session, first call):", ""]
         lines += [*table(["embedder", "load + first s", "query p50 ms", "query p95 ms"], rows), ""]
+    for key in ("index_note", "query_embed_note"):
+        if doc.get(key):
+            lines += [f"_{doc[key]}_", ""]
     per_call = doc.get("search_per_call_s") or {}
     if per_call:
         lines += [f"`codeqa search` per call on the built index (median of {len((doc.get('search_calls_s') or {}).get('hash') or [])}, "
                   f"interleaved): default {fmt(per_call.get('local'), 3)} s, `--embedder hash` "
                   f"{fmt(per_call.get('hash'), 3)} s, ratio **{fmt(doc.get('search_local_over_hash'))}×** (target ≤ 1.5×).", ""]
+    if doc.get("search_note"):
+        lines += [f"_{doc['search_note']}_", ""]
     return lines
 
 
@@ -102,6 +111,11 @@ def _threads(doc: Doc | None) -> list[str]:
         rows = [[key, fmt(r.get("median"), 1), fmt(r.get("vs_first")), fmt(dig(doc, "idle", "query_ms", key), 1),
                  fmt(dig(busy, key, "median"), 1), fmt(dig(busy, key, "vs_first"))] for key, r in idle.items()]
         lines += [*table(["setting", "as found", "×", "short query ms", "one more core busy", "×"], rows), ""]
+    probe = doc.get("idle_probe")
+    if probe:
+        cells = ", ".join(f"{k}: {fmt(v, 1)} ms" for k, v in (probe.get("query_ms_median") or {}).items())
+        lines += [f"One short question, median, near idle (load average {fmt(probe.get('load_average'), 1)}, "
+                  f"{probe.get('date')}): {cells}.", ""]
     server = doc.get("server")
     if server:
         rows = [[f"spin={int(r.get('spinning'))} threads={r.get('threads')}", fmt(r.get("index_s"), 1), r.get("chunks"),

