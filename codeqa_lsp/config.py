@@ -151,13 +151,14 @@ class Settings:
         1500, "Largest chunk, in tokens; longer definitions are split.", positive=True, editor=False)
     # Storage and caches.
     index_dir: str | None = setting(
-        None, "Directory of the index (one for every project: prefer the default).",
+        None, "Directory of the index, the same whatever the project (a relative path is taken "
+        "from the working directory); each extra workspace folder gets a subdirectory.",
         unset="`$XDG_CACHE_HOME/codeqa-lsp/<hash of the project root>`", editor=False)
     # The shared team index (README "Shared team index"), never with a password.
     store: str | None = setting(
         None, "Shared team index: `postgresql://user@host/db` (no password: use `PGPASSWORD` or "
         "`~/.pgpass`). The local index holds what differs in your working tree.",
-        unset="none: the local index alone", trust="user",
+        unset="the local index alone", trust="user",
         check=store_url_ok,
         invalid="not a postgresql:// URL without a password")
     embedding_cache_bytes: int = setting(
