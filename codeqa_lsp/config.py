@@ -4,6 +4,10 @@ Settings arrive camelCase on the wire (LSP `initializationOptions`, `workspace/c
 and snake_case in Python. They are validated once, in `Settings.from_wire`: a bad value is
 reported as a human-readable problem and its default is used, so a typo in an editor config
 never stops the server.
+
+Every fact about a setting sits on its field: type and default as usual, and a `Spec` (doc,
+bounds, choices, trust tier, whether VS Code contributes it). Validation reads the Specs
+(`SETTINGS`), and so does `config_schema`, which generates the editors' copies.
 """
 
 from __future__ import annotations
