@@ -69,7 +69,7 @@ class Indexer:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root.resolve()
         self.settings = settings
-        self.index_dir = settings.index_dir_for(self.root) or default_index_dir(self.root)
+        self.index_dir = settings.configured_index_dir or default_index_dir(self.root)
         self.index_dir.mkdir(parents=True, exist_ok=True)
         self._base_embedder: Embedder = create_embedder(settings)
         self.embedder = CountingEmbedder(self._base_embedder)
