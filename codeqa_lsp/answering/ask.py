@@ -55,7 +55,8 @@ from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
 from codeqa_lsp.chunking.secret_rules import secret_content_rule, secret_name_rule
 from codeqa_lsp.config import Settings
-from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
+from codeqa_lsp.index.filters import SearchFilters
+from codeqa_lsp.retrieval.model import SearchHit
 
 if TYPE_CHECKING:
     from codeqa_lsp.engine import CodeBase

@@ -22,8 +22,9 @@ from codeqa_lsp.cli.common import (
     settings_from_args,
 )
 from codeqa_lsp.cli.terminal import redraw
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.model import IndexReport, IndexStatus
-from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
+from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
 
 
 def register(subparsers: Any) -> None:
