@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -103,7 +103,10 @@ class _LeasedStream:
 
 
 class CodeBase:
-    """One indexed workspace root."""
+    """One indexed workspace root.
+
+    Also the `answering.source.CodeSource` of the `Answerer` it builds: answering reads the
+    workspace (search, chunks, files) through that protocol and never imports the engine."""
 
     def __init__(self, root: Path, settings: Settings | None = None) -> None:
         from codeqa_lsp.answering.ask import Answerer
@@ -118,7 +121,7 @@ class CodeBase:
 
             self.indexer = with_shared_store(self.indexer, self.settings.store)  # type: ignore[assignment]
         self.searcher = HybridSearcher(self.indexer, self.settings)
-        self.answerer = Answerer(self, self.settings)
+        self.answerer = Answerer(self, self.settings, Path(self.indexer.index_dir))
         self._closed = threading.Event()
         self._leases = _Leases()
         # Set by a front while the embedder cannot answer a query quickly (a local model still
@@ -192,6 +195,27 @@ class CodeBase:
         """Chunk unsaved buffer text without touching the index (code lens, explain)."""
         with self._leases.held():
             return self.indexer.chunk_text(self.relpath(path), text)
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        """Indexed chunks by id, in order; ids no longer indexed are skipped."""
+        with self._leases.held():
+            return self.indexer.get_chunks(ids)
+
+    def file_hash(self, path: str | Path) -> str | None:
+        """sha256 of the file's bytes when it was last indexed; None when it is not indexed."""
+        with self._leases.held():
+            return self.indexer.file_hash(self.relpath(path))
+
+    def read_file(self, path: str | Path) -> bytes | None:
+        """The file's bytes now, under the scanner's rules (inside the root, a regular file,
+        the size cap: a FIFO or a `/dev/zero` symlink must not hang or blow up a caller)."""
+        from codeqa_lsp.chunking.scanner import read_at_answer_time
+
+        return read_at_answer_time(self.root, self.relpath(path), self.settings)
+
+    def skip_reason(self, path: str | Path) -> str | None:
+        """Why the scanner would not index `path` (excluded folder, key file...), else None."""
+        return self.indexer.skip_reason(self.relpath(path))
 
     def search(
         self, query: str, top_k: int | None = None, filters: SearchFilters | None = None
