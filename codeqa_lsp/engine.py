@@ -293,6 +293,7 @@ class CodeBase:
         if not self._leases.wait_idle(self.settings.request_timeout + 5 if wait is None else wait):
             logger.warning("closing the index of %s with calls still in flight", self.root)
         self.answerer.close()
+        self.searcher.close()  # its query thread pool: a settings re-open must not leak one
         self.indexer.close()
 
 
