@@ -29,6 +29,7 @@ from codeqa_lsp.retrieval.model import SearchResponse
 
 if TYPE_CHECKING:
     from codeqa_lsp.answering.conversation import ConversationStore
+    from codeqa_lsp.retrieval.search import SearchMode
 
 ProgressCallback = Callable[[IndexProgress], None]
 logger = logging.getLogger(__name__)
@@ -158,6 +159,11 @@ class CodeBase:
     def remove_file(self, path: str | Path) -> UpdateReport:
         return self.indexer.remove_file(self.relpath(path))
 
+    def check_writable(self) -> None:
+        """Raise `IndexReadOnly` (one line) when the index was opened read-only (a full disk,
+        no permission): say so before indexing, the previous index stays searchable."""
+        self.indexer.check_writable()
+
     def status(self) -> IndexStatus:
         with self._leases.held():
             return self.indexer.status()
@@ -218,11 +224,15 @@ class CodeBase:
         return self.indexer.skip_reason(self.relpath(path))
 
     def search(
-        self, query: str, top_k: int | None = None, filters: SearchFilters | None = None
+        self, query: str, top_k: int | None = None, filters: SearchFilters | None = None,
+        mode: SearchMode | None = None,
     ) -> SearchResponse:
+        """Hybrid search (BM25 alone while `keyword_only`). `mode` runs one arm alone,
+        unfused, for measuring the arms against the full pipeline (`codeqa eval`)."""
+        if mode is None:
+            mode = "bm25" if self.keyword_only else "hybrid"
         with self._leases.held():
-            return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters,
-                                        mode="bm25" if self.keyword_only else "hybrid")
+            return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters, mode=mode)
 
     # -- answering -----------------------------------------------------------------------
     def ask_stream(
