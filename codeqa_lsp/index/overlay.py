@@ -58,7 +58,7 @@ def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndex
 
 
 class OverlayIndexer:
-    """Quacks like `Indexer` for retrieval, answering and the engine; anything not defined
+    """Quacks like `Indexer` for retrieval and the engine; anything not defined
     here (embedder, index_dir, chunk_text, embed_query...) is the local indexer's."""
 
     def __init__(self, local: Indexer, url: str) -> None:
