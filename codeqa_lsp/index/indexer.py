@@ -35,6 +35,7 @@ from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders import CountingEmbedder, Embedder, EmbedderError, create_embedder
 from codeqa_lsp.index.embedders.cache import EmbeddingCache
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
 from codeqa_lsp.index.store import (
     IndexReadOnly,
@@ -45,7 +46,6 @@ from codeqa_lsp.index.store import (
     label_for,
 )
 from codeqa_lsp.index.vectors import VectorStore
-from codeqa_lsp.retrieval.model import SearchFilters
 
 log = logging.getLogger(__name__)
 
@@ -487,6 +487,11 @@ class Indexer:
         vector = np.asarray(self._base_embedder.embed([query]), dtype=np.float32)[0]
         vector.setflags(write=False)  # shared by every caller through the cache
         return vector
+
+    def vectors_for(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
+        """The stored vector of each chunk, None for one not embedded yet (progressive
+        indexing): lets a search score candidates the dense arm did not return."""
+        return self.vectors.vectors_or_none([label_for(i) for i in chunk_ids])
 
     def dense(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
         vector = self.embed_query(query)

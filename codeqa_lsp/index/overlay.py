@@ -30,11 +30,12 @@ from typing import Any
 import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
 from codeqa_lsp.index.pg import dsn, gitinfo
-from codeqa_lsp.index.pg.rows import FiltersLike
 from codeqa_lsp.index.pg.snapshot import SharedSnapshot, open_snapshot
+from codeqa_lsp.index.store import label_for
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndex
 
 
 class OverlayIndexer:
-    """Quacks like `Indexer` for retrieval, answering and the engine; anything not defined
+    """Quacks like `Indexer` for retrieval and the engine; anything not defined
     here (embedder, index_dir, chunk_text, embed_query...) is the local indexer's."""
 
     def __init__(self, local: Indexer, url: str) -> None:
@@ -70,7 +71,6 @@ class OverlayIndexer:
         self._notice: str | None = None
         self._fallback_reason: str | None = None
         self._background: threading.Thread | None = None
-        self.vectors = _OverlayVectors(self)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.local, name)
@@ -274,19 +274,29 @@ class OverlayIndexer:
             return self.local.file_hash(rel_path)
         return self._shared_call(lambda s: s.file_hash(rel_path), None)
 
-    def bm25(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
-        local = _scaled(self.local.bm25(query, limit, filters))  # type: ignore[arg-type]
+    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        local = _scaled(self.local.bm25(query, limit, filters))
         shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25(query, limit, filters), [])))
         return _merge(local, shared, limit)
 
-    def dense(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+    def dense(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
         vector = self.local.embed_query(query)
         return [] if vector is None else self.dense_by_vector(vector, limit, filters)
 
-    def dense_by_vector(self, vector: np.ndarray, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
-        local = self.local.dense_by_vector(vector, limit, filters)  # type: ignore[arg-type]
+    def dense_by_vector(self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        local = self.local.dense_by_vector(vector, limit, filters)
         shared = self._visible(self._shared_call(lambda s: s.dense_by_vector(vector, limit, filters), []))
         return _merge(local, shared, limit)
+
+    def vectors_for(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
+        """For the search's cosine completion: a chunk's local vector when it has one, else
+        the shared one, else None."""
+        out = self.local.vectors_for(chunk_ids)
+        missing = [label_for(i) for i, v in zip(chunk_ids, out, strict=True) if v is None]
+        if missing:
+            found = self._shared_call(lambda s: s.vectors_by_label(missing), {})
+            out = [v if v is not None else found.get(label_for(i)) for v, i in zip(out, chunk_ids, strict=True)]
+        return out
 
     def close(self) -> None:
         with self._lock:
@@ -310,33 +320,3 @@ def _merge(a: Sequence[tuple[Chunk, float]], b: Sequence[tuple[Chunk, float]], l
             seen.add(chunk.id)
             out.append((chunk, score))
     return out[:limit]
-
-
-class _OverlayVectors:
-    """`get_vectors` over both sides, for the search's cosine completion: a label's local
-    vector when it has one, else the shared one, else None."""
-
-    def __init__(self, overlay: OverlayIndexer) -> None:
-        self.overlay = overlay
-
-    def __len__(self) -> int:
-        return len(self.overlay.local.vectors) + self.overlay._shared_chunks
-
-    def get_vectors(self, labels: Sequence[int]) -> list[np.ndarray | None]:
-        local = self.overlay.local.vectors
-        live = local.live_labels()
-        out: list[np.ndarray | None] = []
-        missing: list[int] = []
-        for label in labels:
-            if label in live:
-                try:
-                    out.append(np.asarray(local.get_vectors([label])[0], dtype=np.float32))
-                    continue
-                except RuntimeError:
-                    pass
-            out.append(None)
-            missing.append(label)
-        if missing:
-            found = self.overlay._shared_call(lambda s: s.vectors_by_label(missing), {})
-            out = [v if v is not None else found.get(label) for v, label in zip(out, labels, strict=True)]
-        return out

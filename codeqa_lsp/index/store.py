@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters, path_spec
 from codeqa_lsp.index.tokens import fts_match_expression, query_terms, token_stream
-from codeqa_lsp.retrieval.filters import path_spec
-from codeqa_lsp.retrieval.model import SearchFilters
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequ
 
 from codeqa_lsp.answering.model import Answer
 from codeqa_lsp.answering.sanitize import escape_preview
-from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
+from codeqa_lsp.index.filters import SearchFilters
+from codeqa_lsp.retrieval.model import SearchHit
 from codeqa_lsp.server.app import CodeQAServer
 from codeqa_lsp.server.convert import answer_json, line_range, search_hit_json
 from codeqa_lsp.server.documents import document_text

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.pg import dsn
 from codeqa_lsp.index.pg.rows import (
     SELECT_COLUMNS,
-    FiltersLike,
     chunk_from_row,
     filter_sql,
     parse_vector,
@@ -160,7 +160,7 @@ class SharedSnapshot:
         chunks = [chunk_from_row(r) for r in rows]
         return [c for c in chunks if c.symbol == name or c.symbol.endswith("." + name)]
 
-    def bm25(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
         """Full-text ranking over the code-aware tokens (ts_rank, length-normalised)."""
         text = tsquery_text(query)
         if text is None or limit <= 0:
@@ -178,7 +178,7 @@ class SharedSnapshot:
         return _keep(out, matches, limit)
 
     def dense_by_vector(
-        self, vector: np.ndarray, limit: int, filters: FiltersLike | None = None
+        self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None
     ) -> list[tuple[Chunk, float]]:
         """Nearest chunks by cosine through the space's HNSW index."""
         if limit <= 0:
