@@ -116,9 +116,10 @@ export class AnswerPanel implements vscode.Disposable {
     });
   }
 
-  /** Test hook: asks the webview to click the element matching `selector`, as a user would. */
+  /** Test builds only: asks the webview to click the element matching `selector`, as a user would. */
   async clickInWebview(selector: string): Promise<boolean> {
-    return (await this.panel?.webview.postMessage({ type: "e2eClick", selector })) ?? false;
+    if (!CODEQA_TEST_BUILD) return false;
+    return (await this.panel?.webview.postMessage({ type: "testClick", selector })) ?? false;
   }
 
   dispose(): void {

@@ -64,14 +64,6 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     return this.view?.visible ?? false;
   }
 
-  /** Test hook: forget the thread as a window reload does, then restore it from the server. */
-  async reloadForTest(): Promise<void> {
-    this.thread = emptyThread;
-    this.loadedHistory = false;
-    this.post();
-    await this.restoreLatest();
-  }
-
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     view.webview.options = { enableScripts: true, localResourceRoots: webviewRoots(this.extensionUri) };
@@ -215,8 +207,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  /** Test hook: click an element of the chat as a user would. */
+  /** Test builds only: click an element of the chat as a user would. */
   async clickInWebview(selector: string): Promise<boolean> {
-    return (await this.view?.webview.postMessage({ type: "e2eClick", selector })) ?? false;
+    if (!CODEQA_TEST_BUILD) return false;
+    return (await this.view?.webview.postMessage({ type: "testClick", selector })) ?? false;
   }
 }
