@@ -160,7 +160,7 @@ function M.check()
   local cmd = config.options.cmd
   if not lsp.executable(cmd) then
     report.error(string.format("server executable '%s' not found%s", cmd[1], cmd[1]:find('/') and '' or ' on PATH'), {
-      'Install it: pip install codeqa-lsp (or pipx install codeqa-lsp)',
+      "Install it from a clone of codeqa-lsp: python3 -m venv .venv && .venv/bin/pip install -e '.[local]' (editors/neovim/README.md)",
       "Or point the plugin at it: require('codeqa').setup({ cmd = { '/path/to/codeqa-lsp' } })",
     })
     return

@@ -112,7 +112,8 @@ end
 function M.missing_message(cmd)
   cmd = cmd or config.options.cmd
   return string.format(
-    "server executable '%s' not found%s. Install codeqa-lsp (pip install codeqa-lsp) or point "
+    "server executable '%s' not found%s. Install it from a clone of codeqa-lsp (pip install -e '.[local]', see "
+      .. "editors/neovim/README.md) or point "
       .. "setup({ cmd = { '/path/to/codeqa-lsp' } }) at it; see :checkhealth codeqa",
     cmd[1], cmd[1]:find('/') and '' or ' on PATH'
   )
