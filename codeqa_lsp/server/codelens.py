@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from codeqa_lsp.server.documents import document_text
+from codeqa_lsp.server.buffers import document_text
 
 if TYPE_CHECKING:
     from codeqa_lsp.server.app import CodeQAServer

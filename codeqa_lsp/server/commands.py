@@ -27,8 +27,8 @@ from codeqa_lsp.server.arguments import (
     request_id,
     search_filters,
 )
+from codeqa_lsp.server.buffers import document_text
 from codeqa_lsp.server.convert import line_range, search_hit_json
-from codeqa_lsp.server.documents import document_text
 from codeqa_lsp.server.queries import merged_search, pick_codebase, stream_answer
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.server.buffers import document_text
 from codeqa_lsp.server.convert import file_uri, line_link, link_citations
-from codeqa_lsp.server.documents import document_text
 
 if TYPE_CHECKING:
     from codeqa_lsp.engine import CodeBase
