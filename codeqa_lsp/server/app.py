@@ -201,18 +201,18 @@ class CodeQAServer(LanguageServer):
         workspace-scoped (`Settings.key_for_endpoint` keeps the user's key from them).
         """
         reserved = {CLIENT_FEATURES_OPTION, USER_SETTINGS_OPTION}
-        workspace = {k: v for k, v in self.init_options.items() if k not in reserved}
-        workspace.update({k: v for k, v in self.pulled_config.items() if v is not None})
+        from_workspace = {k: v for k, v in self.init_options.items() if k not in reserved}
+        from_workspace.update({k: v for k, v in self.pulled_config.items() if v is not None})
         user = self.init_options.get(USER_SETTINGS_OPTION)
         if user is not None and not isinstance(user, dict):
             self.report_settings_problems([f"{USER_SETTINGS_OPTION} must be an object; ignored"])
             user = None
         trusted = {**(user or {}), **self.trusted_settings}
-        settings, problems = Settings.from_wire({**workspace, **trusted})
+        settings, problems = Settings.from_wire({**from_workspace, **trusted})
         self.report_settings_problems(problems)
         scoped = frozenset(
             name for camel, name in _PROVENANCE
-            if any(workspace.get(k) is not None for k in (camel, name))
+            if any(from_workspace.get(k) is not None for k in (camel, name))
             and not any(trusted.get(k) is not None for k in (camel, name))
         )
         if settings.store and trusted.get("store") is None:

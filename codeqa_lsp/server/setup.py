@@ -1,7 +1,7 @@
 """Building the server: the one place that lists every feature module.
 
 Each feature module exposes `register(server)` and imports only the server core (app.py)
-and neutral helpers (arguments.py, queries.py, convert.py, documents.py), never another
+and neutral helpers (arguments.py, buffers.py, queries.py, convert.py, folders.py), never another
 feature. Features are isolated from each other's failures twice over:
 
 - at start-up, a feature whose `register` raises is logged and left out; the others are
