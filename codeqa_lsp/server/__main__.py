@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Indexing runs in threads next to hover and search; a 1 ms GIL switch interval (5 ms by
     # default) lets those short reads get the interpreter back quickly mid-index.
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
-    from codeqa_lsp.server.app import build_server, prewarm_engine
+    from codeqa_lsp.server.setup import build_server, prewarm_engine
 
     prewarm_engine()
     from codeqa_lsp.server import transport
