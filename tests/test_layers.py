@@ -20,7 +20,7 @@ between two parts of one layer (`config` ↔ `secret_shapes`) fails too. Inside 
 nested packages use their parent's shared modules by design (`index.pg` reads
 `index.tokens`, `answering.providers` returns `answering.model` records), so the graph is
 taken at the level of the parts for that check; a second check then forbids cycles between
-single modules anywhere (`server/` is still being untangled: see its xfail).
+single modules anywhere, `server/` included.
 
 Pure AST over the source tree beside this test (nothing is imported), so it checks the
 checkout it runs in, whatever is installed in the environment.
@@ -34,8 +34,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "codeqa_lsp"
 
@@ -253,9 +251,6 @@ def test_modules_form_a_dag() -> None:
     assert not cycles, "module import cycles:\n" + "\n".join(" ↔ ".join(c) for c in cycles)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 16: server/'s app imports every feature module and each imports app back; the "
-    "server restructure breaks the loop. When this passes, delete the mark (strict: it fails)."))
 def test_server_modules_form_a_dag() -> None:
     cycles = _module_cycles(in_server=True)
     assert not cycles, "module import cycles:\n" + "\n".join(" ↔ ".join(c) for c in cycles)

@@ -33,7 +33,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from codeqa_lsp import __version__
-from codeqa_lsp.config import Settings
+from codeqa_lsp.config import PROVENANCE_FIELDS, SETTINGS, USER_ONLY_FIELDS, Settings
 from codeqa_lsp.server.indexing import FolderManager
 from codeqa_lsp.server.protocol import PARSE_ERROR, RobustProtocol, strict_converter
 
@@ -45,7 +45,6 @@ CONFIG_SECTION = "codeqa"
 CLIENT_FEATURES_OPTION = "clientFeatures"
 # Settings the launching client took from *user* scope only (README "Privacy").
 USER_SETTINGS_OPTION = "userSettings"
-_PROVENANCE = (("baseUrl", "base_url"), ("embeddingBaseUrl", "embedding_base_url"), ("apiKey", "api_key"))
 
 
 @dataclass(frozen=True)
@@ -210,18 +209,21 @@ class CodeQAServer(LanguageServer):
         trusted = {**(user or {}), **self.trusted_settings}
         settings, problems = Settings.from_wire({**from_workspace, **trusted})
         self.report_settings_problems(problems)
+        def given(source: dict[str, Any], name: str) -> bool:
+            return any(source.get(k) is not None for k in (SETTINGS[name].wire, name))
+
         scoped = frozenset(
-            name for camel, name in _PROVENANCE
-            if any(from_workspace.get(k) is not None for k in (camel, name))
-            and not any(trusted.get(k) is not None for k in (camel, name))
+            name for name in PROVENANCE_FIELDS
+            if given(from_workspace, name) and not given(trusted, name)
         )
-        if settings.store and trusted.get("store") is None:
-            # A shared index sees every question (query text and vector): a repository's own
-            # settings file must not choose where they go (README "Privacy").
-            self.report_settings_problems(
-                ["'store' is only taken from user settings or the command line; ignored"]
-            )
-            settings = settings.replace(store=None)
+        for name in USER_ONLY_FIELDS:
+            if getattr(settings, name) != SETTINGS[name].default and not given(trusted, name):
+                # e.g. a shared index sees every question (query text and vector): a
+                # repository's own settings file must not choose where they go (README "Privacy").
+                self.report_settings_problems(
+                    [f"'{SETTINGS[name].wire}' is only taken from user settings or the command line; ignored"]
+                )
+                settings = settings.replace(**{name: SETTINGS[name].default})
         return settings.replace(workspace_scoped=scoped)
 
     async def pull_configuration(self) -> None:

@@ -24,7 +24,7 @@ from codeqa_lsp.server.progress import ProgressTracker
 
 if TYPE_CHECKING:
     from codeqa_lsp.engine import CodeBase
-    from codeqa_lsp.server.app import CodeQAServer
+    from codeqa_lsp.server.host import IndexingHost
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ Reporter = Callable[[IndexProgress], None]
 class IndexRuns:
     """Starts, reports and cancels each folder's index runs."""
 
-    def __init__(self, server: CodeQAServer, registry: FolderRegistry) -> None:
+    def __init__(self, server: IndexingHost, registry: FolderRegistry) -> None:
         self.server = server
         self.registry = registry
 

@@ -21,7 +21,7 @@ from codeqa_lsp.server.save_queue import SaveQueue
 from codeqa_lsp.server.status import status_json
 
 if TYPE_CHECKING:
-    from codeqa_lsp.server.app import CodeQAServer
+    from codeqa_lsp.server.host import IndexingHost
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 class FolderManager(FolderRegistry):
     """All folders of the session (lookups inherited from `FolderRegistry`) and their life cycle."""
 
-    def __init__(self, server: CodeQAServer) -> None:
+    def __init__(self, server: IndexingHost) -> None:
         super().__init__(lambda: server.settings)
         self.server = server
         self.runs = IndexRuns(server, self)
