@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.snapshots (
     published_at timestamptz,
     UNIQUE (repo_id, commit, space_id, chunking)
 );
+-- added after schema 1 shipped; additive, so still schema 1 (garbage collection, `gc`):
+ALTER TABLE {SCHEMA}.snapshots ADD COLUMN IF NOT EXISTS started_at timestamptz NOT NULL DEFAULT now();
 CREATE TABLE IF NOT EXISTS {SCHEMA}.snapshot_files (
     snapshot_id bigint NOT NULL REFERENCES {SCHEMA}.snapshots(id) ON DELETE CASCADE,
     path text NOT NULL, sha256 text NOT NULL,
