@@ -12,7 +12,7 @@ the publisher's own `copy_chunk_rows` (COPY), the secondary indexes and the HNSW
 built after loading with `maintenance_work_mem` raised. Each phase is timed. Then the
 client: a `CodeBase` with `store` set on a clean checkout of the tree (so every result comes
 from the database) answers the same questions as `pgstore.py`, the whole hybrid pipeline
-and each arm alone, and `EXPLAIN (ANALYZE, BUFFERS)` of one query of each arm is saved.
+and each arm alone,.
 
 With `--keep DIR` the tree and the database stay in DIR, and a later run with `--reuse`
 only measures queries (to compare query-side changes on the same data).
@@ -172,22 +172,6 @@ def index_sizes(url: str) -> dict[str, int]:
     return {name: int(size) for name, size in rows}
 
 
-def explain(url: str, snapshot: Any, question: str) -> dict[str, str]:
-    """EXPLAIN (ANALYZE, BUFFERS) of each arm's SQL for one question, as the reader runs it."""
-    import psycopg
-
-    from codeqa_lsp.index.embedders.hashing import HashEmbedder
-
-    plans: dict[str, str] = {}
-    with psycopg.connect(url, autocommit=True) as conn:
-        for arm, (sql, args) in snapshot.explainable(question, HashEmbedder().embed([question])[0]).items():
-            for setting in snapshot.session_settings():
-                conn.execute(setting)
-            rows = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", args).fetchall()
-            plans[arm] = "\n".join(r[0] for r in rows)
-    return plans
-
-
 def measure_queries(url: str, root: Path, words: list[str], out: dict[str, Any], quick: bool) -> None:
     from codeqa_lsp.config import Settings
     from codeqa_lsp.engine import CodeBase
@@ -222,8 +206,6 @@ def measure_queries(url: str, root: Path, words: list[str], out: dict[str, Any],
     out["query"] = {name: latency_summary(values) for name, values in times.items()}
     out["load_during_queries"] = os.getloadavg()
     print("query", out["query"], flush=True)
-    if hasattr(snapshot, "explainable"):
-        out["explain"] = explain(url, snapshot, qs[0])
     shared.close()
 
 

@@ -192,6 +192,13 @@ class CodeBase:
         with self._leases.held():
             return self.indexer.chunk_text(self.relpath(path), text)
 
+    def set_notice_listener(self, listener: Callable[[str], None] | None) -> None:
+        """One-line notices the index has between index runs (the shared index lost at query
+        time) go to `listener`, called from the querying thread."""
+        setter = getattr(self.indexer, "set_notice_listener", None)
+        if setter is not None:
+            setter(listener)
+
     def search(
         self, query: str, top_k: int | None = None, filters: SearchFilters | None = None
     ) -> SearchResponse:

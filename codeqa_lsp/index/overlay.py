@@ -8,10 +8,13 @@ files, then every saved file and dirty buffer the editor sends. Those paths are 
 for them only local results count (a file deleted locally shows nothing), for every other
 path the shared snapshot answers. Nothing of the unchanged tree is embedded locally.
 
-Failure: if the database is unreachable, slow (statement timeout) or has no snapshot for
-this repository, the overlay says so once (a `notice` in the next `IndexReport`, and a log
-warning) and becomes a plain local index: `index()` indexes the whole tree as usual. The
-next `index()` tries the database again.
+Failure: if the database is unreachable, slow (statement timeout), hung (no answer at all:
+the reader severs the connection, see `snapshot.READ_DEADLINE_SECONDS`) or has no snapshot
+for this repository, the overlay says so once and becomes a plain local index. Found at an
+index run, the notice goes in that `IndexReport`; found by a query, it goes at once to the
+notice listener a front registered (`set_notice_listener`; the language server shows it as
+a warning), the query is answered from the local index, and the whole tree is indexed
+locally in the background. The next `index()` tries the database again.
 
 Merging: dense scores are cosines of the same embedder on both sides, so they merge as
 they are. BM25 scores from FTS5 and `ts_rank` are on different scales, so each side is
@@ -70,6 +73,7 @@ class OverlayIndexer:
         self._notice: str | None = None
         self._fallback_reason: str | None = None
         self._background: threading.Thread | None = None
+        self._listener: Callable[[str], None] | None = None
         self.vectors = _OverlayVectors(self)
 
     def __getattr__(self, name: str) -> Any:
@@ -88,22 +92,35 @@ class OverlayIndexer:
         with self._lock:
             self._shadowed.update(paths)
 
+    def set_notice_listener(self, listener: Callable[[str], None] | None) -> None:
+        """`listener(one_line)` is called (from the querying thread; it must not block) when a
+        query finds the shared index unusable, instead of waiting for the next index run."""
+        self._listener = listener
+
     def _fall_back(self, reason: str, reindex: bool) -> None:
         """Say once that the shared index is unusable and serve from the local index; with
         `reindex`, index the whole tree locally in the background (a query found out)."""
         reason = " ".join(reason.split())  # one line: psycopg messages carry newlines
+        announce: str | None = None
         with self._lock:
             shared, self._shared = self._shared, None
             if self._fallback_reason is None:
                 self._fallback_reason = reason
                 self._notice = f"shared index unavailable ({reason}); using the local index"
                 log.warning("%s", self._notice)
+                if reindex and self._listener is not None:  # said now, not again at the next run
+                    announce, self._notice = self._notice, None
             if reindex and shared is not None and (self._background is None or not self._background.is_alive()):
                 self._background = threading.Thread(target=self._reindex_locally, daemon=True,
                                                     name="codeqa-local-fallback")
                 self._background.start()
         if shared is not None:
             shared.close()
+        if announce is not None and self._listener is not None:
+            try:
+                self._listener(announce)
+            except Exception:
+                log.exception("notice listener failed")
 
     def _reindex_locally(self) -> None:
         try:

@@ -277,6 +277,8 @@ class FolderManager:
             # the calls it is serving have finished (CodeBase.close waits for them), in a
             # thread of its own so this re-index does not wait for a slow answer.
             folder.workspace = CodeBase(folder.root, settings)
+        ls = self.server  # a query that loses the shared index says so at once (thread-safe)
+        folder.workspace.set_notice_listener(lambda message: ls.call_soon(ls.warn, f"codeqa: {message}"))
         logger.info("opened the index of %s in %.2f s", folder.root, time.monotonic() - started)
         if current is not None:
             threading.Thread(target=current.close, name="codeqa-close-old-index", daemon=True).start()

@@ -211,3 +211,47 @@ def test_slow_database_times_out_and_falls_back(tmp_path: Path, pg_server: PgSer
         assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
     finally:
         ws.close()
+
+
+def test_hung_database_is_cut_off_and_said_once_to_the_listener(tmp_path: Path, pg_server: PgServer) -> None:
+    """A server that stops answering altogether (its backends frozen: no statement timeout
+    can fire) costs one query the read deadline, then the listener hears it once and the
+    workspace answers locally; nothing waits for the frozen server again."""
+    import os
+    import signal
+
+    import psycopg
+
+    pg_server.admin("CREATE DATABASE codeqa_hung")
+    url = pg_server.url("codeqa_hung")
+    root = _published_checkout(tmp_path, url)
+    ws = _workspace(root, tmp_path, url)
+    heard: list[str] = []
+    ws.set_notice_listener(heard.append)
+    frozen: list[int] = []
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+        with psycopg.connect(url, autocommit=True) as admin:
+            frozen = [r[0] for r in admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = 'codeqa_hung' "
+                "AND application_name = 'codeqa-lsp'").fetchall()]
+        assert frozen
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        response = ws.search("xylophone partition")
+        assert response.hits and response.hits[0].chunk.path == "app/auth.py"
+        assert overlay.shared is None
+        assert len(heard) == 1 and "shared index unavailable" in heard[0] and "\n" not in heard[0]
+        ws.search("xylophone partition")
+        assert len(heard) == 1  # said once
+        background = overlay._background
+        assert background is not None
+        background.join()
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+        ws.close()

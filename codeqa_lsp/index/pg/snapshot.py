@@ -33,12 +33,22 @@ from codeqa_lsp.index.tokens import query_terms
 # `store.BM25_WEIGHTS` (1, 5, 1, 1) does for FTS5 (measured there on the 100 questions).
 TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
 # HNSW candidates per query. The index covers every stored version of the repository's
-# files; rows of versions this snapshot does not hold (older commits) are dropped after the
-# index scan (pgvector 0.6 has no filtered scan), so the scan returns this many, several
-# times the 50 candidates a search asks for (retrieval.search.CANDIDATES).
+# files; rows of versions this snapshot does not hold (older or newer commits, kept until
+# garbage collection, `gc`) are dropped after the index scan (pgvector 0.6 has no filtered
+# or iterative scan). The first `limit` survivors of a distance-ordered candidate list are
+# the snapshot's true nearest, so recall is lost only when fewer than `limit` survive; then
+# the scan is repeated once with DENSE_WIDEN times the candidates (pgvector's maximum
+# ef_search is 1000); a filter by language or kind takes the same second pass. Measured in BENCHMARKS.md ("Shared team index", many snapshots).
 EF_SEARCH = 200
+DENSE_WIDEN = 4
+MAX_EF_SEARCH = 1000
 # Over-fetch when path globs are post-filtered in Python.
 GLOB_OVERFETCH = 4
+# A server that stops answering altogether (frozen, a dead network path) never reaches its
+# own statement timeout; past this the reader severs the connection itself, so a query
+# fails over to the local index instead of holding an editor request. One second above
+# the server-side timeout, so a merely slow statement is cancelled by Postgres first.
+READ_DEADLINE_SECONDS = dsn.STATEMENT_TIMEOUT_MS / 1000 + 1
 
 
 def _in_snapshot(snapshot_id: int) -> str:
@@ -67,6 +77,7 @@ class SharedSnapshot:
         self._all: list[Any] = []
         self._lock = threading.Lock()
         self._closed = False
+        self.widened = 0  # dense scans repeated with more candidates (see DENSE_WIDEN)
         scope = f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND {_in_snapshot(self.snapshot_id)}"
         self._scope = scope
 
@@ -83,11 +94,22 @@ class SharedSnapshot:
                 self._all.append(conn)
         return conn
 
-    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+    def _rows(self, sql: str, args: Sequence[Any] = (), ef_search: int = EF_SEARCH) -> list[Any]:
         import psycopg
 
         try:
-            return self._conn().execute(sql, args).fetchall()
+            conn = self._conn()
+            watchdog = threading.Timer(READ_DEADLINE_SECONDS, _sever, (conn,))
+            watchdog.daemon = True
+            watchdog.start()
+            try:
+                if ef_search == EF_SEARCH:
+                    return conn.execute(sql, args).fetchall()
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+                    return conn.execute(sql, args).fetchall()
+            finally:
+                watchdog.cancel()
         except psycopg.Error as exc:
             conn = getattr(self._local, "conn", None)
             if conn is not None:
@@ -188,17 +210,21 @@ class SharedSnapshot:
         fetch = limit * GLOB_OVERFETCH if matches else limit
         cast = f"vector({self.dim})"
         literal = vector_literal(vector)
-        # The inner query is exactly the partial HNSW index's shape (literal space and repo,
-        # ORDER BY distance LIMIT), so the planner walks the graph; membership and filters
-        # are checked on its candidates.
-        rows = self._rows(
-            f"SELECT 1 - c.distance AS score, {SELECT_COLUMNS} FROM ("
-            f"SELECT *, embedding::{cast} <=> %s::{cast} AS distance FROM {SCHEMA}.chunks "
-            f"WHERE space_id = {self.space_id} AND repo_id = {self.repo_id} "
-            f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT {EF_SEARCH}) c "
-            f"WHERE {self._scope}{where} ORDER BY c.distance LIMIT %s",
-            [literal, literal, *args, fetch],
-        )
+        for candidates in (EF_SEARCH, min(MAX_EF_SEARCH, EF_SEARCH * DENSE_WIDEN)):
+            # The inner query is exactly the partial HNSW index's shape (literal space and
+            # repo, ORDER BY distance LIMIT), so the planner walks the graph; membership and
+            # filters are checked on its candidates.
+            rows = self._rows(
+                f"SELECT 1 - c.distance AS score, {SELECT_COLUMNS} FROM ("
+                f"SELECT *, embedding::{cast} <=> %s::{cast} AS distance FROM {SCHEMA}.chunks "
+                f"WHERE space_id = {self.space_id} AND repo_id = {self.repo_id} "
+                f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT {candidates}) c "
+                f"WHERE {self._scope}{where} ORDER BY c.distance LIMIT %s",
+                [literal, literal, *args, fetch], ef_search=candidates,
+            )
+            if len(rows) >= fetch:
+                break
+            self.widened += 1
         out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
         return _keep(out, matches, limit)
 
@@ -212,6 +238,20 @@ class SharedSnapshot:
             "AND c.label = ANY(%s) AND c.embedding IS NOT NULL", (unique,),
         )
         return {int(label): parse_vector(text) for label, text in rows}
+
+
+def _sever(conn: Any) -> None:
+    """Shut the connection's socket down under libpq: its blocked read returns at once with
+    an error (closing the connection from another thread is not safe; a shutdown is)."""
+    import os
+    import socket
+
+    with suppress(Exception):
+        sock = socket.socket(fileno=os.dup(conn.fileno()))
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        finally:
+            sock.close()
 
 
 def _keep(
