@@ -296,6 +296,47 @@ class OverlayIndexer:
         shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25(query, limit, filters), [])))
         return _merge(local, shared, limit)
 
+    def bm25_terms(self, terms: Sequence[str], limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+        local = _scaled(self.local.bm25_terms(terms, limit, filters))  # type: ignore[arg-type]
+        shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25_terms(terms, limit, filters), [])))
+        return _merge(local, shared, limit)
+
+    # Whole-file arms (the searcher's file ranking and long-query term selection): every
+    # method the searcher calls is defined here, so none reaches the local index alone
+    # through `__getattr__`.
+    def indexed_paths(self) -> list[str]:
+        hidden = self.shadowed()
+        shared = self._shared_call(lambda s: s.indexed_paths(), [])
+        return sorted(set(self.local.indexed_paths()) | {p for p in shared if p not in hidden})
+
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        hidden = self.shadowed()
+        local_paths = [p for p in paths if p in hidden]
+        shared_paths = [p for p in paths if p not in hidden]
+        out = self.local.definitions_in_paths(local_paths) if local_paths else []
+        if shared_paths:
+            out += self._shared_call(lambda s: s.definitions_in_paths(shared_paths), [])
+        return out
+
+    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        hidden = self.shadowed()
+        local = _scaled_paths(self.local.file_bm25(terms, limit))
+        shared = _scaled_paths([(p, s) for p, s in self._shared_call(lambda s: s.file_bm25(terms, limit), [])
+                                if p not in hidden])
+        merged: dict[str, float] = {}
+        for path, score in [*local, *shared]:
+            merged.setdefault(path, score)
+        return sorted(merged.items(), key=lambda item: -item[1])[:limit]
+
+    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """Local plus shared counts (a shadowed file may count on both sides: the IDF this
+        feeds only orders a long query's terms)."""
+        counts, total = self.local.file_document_counts(terms)
+        shared, shared_total = self._shared_call(lambda s: s.file_document_counts(terms), ({}, 0))
+        for term, n in shared.items():
+            counts[term] = counts.get(term, 0) + n
+        return counts, total + shared_total
+
     def dense(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
         vector = self.local.embed_query(query)
         return [] if vector is None else self.dense_by_vector(vector, limit, filters)
@@ -316,6 +357,11 @@ class OverlayIndexer:
 def _scaled(ranked: Sequence[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:
     top = max((s for _, s in ranked), default=0.0)
     return [(c, s / top) for c, s in ranked] if top > 0 else list(ranked)
+
+
+def _scaled_paths(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    top = max((s for _, s in ranked), default=0.0)
+    return [(p, s / top) for p, s in ranked] if top > 0 else list(ranked)
 
 
 def _merge(a: Sequence[tuple[Chunk, float]], b: Sequence[tuple[Chunk, float]], limit: int) -> list[tuple[Chunk, float]]:

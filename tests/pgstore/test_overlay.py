@@ -255,3 +255,33 @@ def test_hung_database_is_cut_off_and_said_once_to_the_listener(tmp_path: Path, 
         for pid in frozen:
             os.kill(pid, signal.SIGCONT)
         ws.close()
+
+
+def test_every_text_arm_of_the_search_reads_the_shared_snapshot(tmp_path: Path, pg_url: str) -> None:
+    """The searcher's keyword arm, file ranking, long-query IDF and path list all see the
+    shared files (none of them may fall through to the local index alone), and local
+    versions still replace shared ones."""
+    root = _published_checkout(tmp_path, pg_url)
+    ws = _workspace(root, tmp_path, pg_url)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        keyword = overlay.bm25_terms(["retrywithbackoff", "backoff"], 5)
+        assert keyword and keyword[0][0].path == "net/retry.go"
+        assert all(c.path != "web/router.js" for c, _ in overlay.bm25_terms(["matchroute", "route"], 10))
+        local_auth = overlay.bm25_terms(["xylophone"], 5)
+        assert local_auth and local_auth[0][0].path == "app/auth.py"
+        assert [p for p, _ in overlay.file_bm25(["backoff"], 5)][:1] == ["net/retry.go"]
+        assert "web/router.js" not in overlay.indexed_paths()
+        assert {"net/retry.go", "app/auth.py", "app/new_feature.py"} <= set(overlay.indexed_paths())
+        counts, total = overlay.file_document_counts(["backoff", "xylophone"])
+        assert counts["backoff"] >= 1 and counts["xylophone"] >= 1 and total >= 4
+        ids = overlay.definitions_in_paths(["net/retry.go", "app/auth.py"])
+        assert {path for _, path, _ in ids} == {"net/retry.go", "app/auth.py"}
+        assert {c.path for c in overlay.get_chunks([cid for cid, _, _ in ids])} == {"net/retry.go", "app/auth.py"}
+        # The whole keyword-only pipeline (what a client without a ready embedder runs).
+        ws.keyword_only = True
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+    finally:
+        ws.close()

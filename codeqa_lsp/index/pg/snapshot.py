@@ -42,6 +42,9 @@ TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
 EF_SEARCH = 200
 DENSE_WIDEN = 4
 MAX_EF_SEARCH = 1000
+# Chunks ranked per file in `file_bm25`: a file's score sums its best chunks among this many
+# per requested file.
+FILE_FANOUT = 5
 # Over-fetch when path globs are post-filtered in Python.
 GLOB_OVERFETCH = 4
 # A server that stops answering altogether (frozen, a dead network path) never reaches its
@@ -60,8 +63,13 @@ def _in_snapshot(snapshot_id: int) -> str:
 
 def tsquery_text(query: str) -> str | None:
     """The query's code-aware terms OR-ed, as `to_tsquery('simple', ...)` input."""
-    terms = [t for t in query_terms(query) if t.isalnum()]
-    return " | ".join(terms) if terms else None
+    return tsquery_of(query_terms(query))
+
+
+def tsquery_of(terms: Iterable[str]) -> str | None:
+    """Terms OR-ed as `to_tsquery('simple', ...)` input (only plain words: no operators)."""
+    words = list(dict.fromkeys(t.lower() for t in terms if t.isalnum()))
+    return " | ".join(words) if words else None
 
 
 class SharedSnapshot:
@@ -182,9 +190,55 @@ class SharedSnapshot:
         chunks = [chunk_from_row(r) for r in rows]
         return [c for c in chunks if c.symbol == name or c.symbol.endswith("." + name)]
 
+    def indexed_paths(self) -> list[str]:
+        return sorted(self.files())
+
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(id, path, symbol) of the first piece of every chunk in `paths` (as the local store)."""
+        if not paths:
+            return []
+        rows = self._rows(
+            f"SELECT c.id, c.path, c.symbol FROM {SCHEMA}.chunks c WHERE {self._scope} "
+            "AND c.path = ANY(%s) AND c.part = 0 ORDER BY c.path, c.start_line", (list(paths),),
+        )
+        return [(cid, path, symbol) for cid, path, symbol in rows]
+
+    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many of the snapshot's files contain each term, and its number of files."""
+        words = [t for t in dict.fromkeys(terms) if t.isalnum()]
+        rows = self._rows(
+            f"SELECT t.term, count(DISTINCT c.path) FROM unnest(%s::text[]) AS t(term) "
+            f"JOIN {SCHEMA}.chunks c ON c.tsv @@ to_tsquery('simple', lower(t.term)) "
+            f"WHERE {self._scope} GROUP BY t.term", (words,),
+        ) if words else []
+        total = self._rows(f"SELECT files FROM {SCHEMA}.snapshots WHERE id = %s", (self.snapshot_id,))
+        counts = {term: 0 for term in words}
+        counts.update({term: int(n) for term, n in rows})
+        return counts, int(total[0][0]) if total else 0
+
+    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """(path, score) of the files best matching `terms`: a file scores the sum of its
+        best-ranked chunks' ts_rank (Postgres has no whole-file document; the local store's
+        `file_fts` is one)."""
+        text = tsquery_of(terms)
+        if text is None or limit <= 0:
+            return []
+        rows = self._rows(
+            f"SELECT path, sum(score) AS total FROM (SELECT c.path, ts_rank('{TS_WEIGHTS}', c.tsv, q, 1) AS score "
+            f"FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q AND {self._scope} "
+            f"ORDER BY score DESC LIMIT %s) best GROUP BY path ORDER BY total DESC LIMIT %s",
+            (text, limit * FILE_FANOUT, limit),
+        )
+        return [(path, float(score)) for path, score in rows]
+
     def bm25(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+        return self.bm25_terms(query_terms(query), limit, filters)
+
+    def bm25_terms(
+        self, terms: Sequence[str], limit: int, filters: FiltersLike | None = None
+    ) -> list[tuple[Chunk, float]]:
         """Full-text ranking over the code-aware tokens (ts_rank, length-normalised)."""
-        text = tsquery_text(query)
+        text = tsquery_of(terms)
         if text is None or limit <= 0:
             return []
         where, args = filter_sql(filters)
