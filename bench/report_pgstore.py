@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from report_sections import machine_line
@@ -35,7 +36,7 @@ How it scales past one machine, from what these runs show:
 
 def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
     runs = sorted(
-        (doc for name, doc in docs.items() if name.startswith("pgstore-") and doc),
+        (doc for name, doc in docs.items() if re.fullmatch(r"pgstore-\d+", name) and doc),
         key=lambda doc: doc.get("chunks_target", 0),
     )
     lines = [
@@ -81,7 +82,54 @@ def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
             machine_line(doc),
             "",
         ]
-    return [*lines, WHAT_FOLLOWS, SCALING]
+    return [*lines, *_gc_lines(docs.get("pgstore-gc")), WHAT_FOLLOWS, SCALING]
+
+
+def _gc_lines(doc: Doc | None) -> list[str]:
+    """`bench/pgstore_gc.py`: dense recall of the newest snapshot with many stored versions."""
+    if not doc:
+        return ["### Many snapshots: recall and garbage collection", "", "_Not run._", ""]
+    before = doc.get("before_gc") or {}
+    lines = [
+        "### Many snapshots: recall and garbage collection",
+        "",
+        f"`bench/pgstore_gc.py`: {doc.get('files')} files, then {doc.get('commits')} commits that each edit "
+        f"every function of the same {doc.get('hot_files')} files, all published (collection off). Dense "
+        "recall@50 of the newest snapshot against its exact nearest rows (sequential scan), 50 questions "
+        "about the edited (*hot*) files and 50 about the rest, then after `gc.collect_garbage`:",
+        "",
+        "| state | rows in repository / in snapshot | hot recall@50 | cold recall@50 | hot p50/p95 ms | cold p50/p95 ms | second passes |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def row(label: str, state: Doc, measure: Doc) -> str:
+        hot, cold = measure.get("hot") or {}, measure.get("cold") or {}
+        return (f"| {label} | {state.get('rows_in_repository')} / {state.get('rows_in_snapshot')} | "
+                f"{hot.get('recall_at_50')} | {cold.get('recall_at_50')} | {hot.get('p50_ms')}/{hot.get('p95_ms')} | "
+                f"{cold.get('p50_ms')}/{cold.get('p95_ms')} | {hot.get('widened', 0) + cold.get('widened', 0)} |")
+
+    lines.append(row("no collection, one pass", before, before.get("one_pass") or {}))
+    lines.append(row("no collection, widening pass", before, before.get("widening") or {}))
+    for key in sorted(k for k in doc if k.startswith("after_gc_keep_")):
+        state = doc[key]
+        collected = state.get("collected") or {}
+        lines.append(row(f"collected, keep {key.rsplit('_', 1)[1]} ({collected.get('snapshots')} snapshots, "
+                         f"{collected.get('chunks')} rows, {state.get('collect_seconds')} s)", state,
+                         state.get("measure") or {}))
+    lines += ["", GC_FOLLOWS, machine_line(doc), ""]
+    return lines
+
+
+GC_FOLLOWS = """Stale versions cost recall in two ways. When too few candidates survive the snapshot
+filter, the reader's second, 4x wider pass recovers them (*second passes*), but that is the
+smaller part: most of the loss is the graph walk itself, whose `ef_search` candidates fill
+up with near-duplicate old versions of the edited files. Collection is what fixes it (only
+rows of the kept snapshots remain, so a query walks a graph of nearly only live rows), and
+it is cheap (well under a second here; one snapshot's worth per publish). Retention: the
+newest 10 snapshots per ref, nothing younger than a day (`pg/gc.py`); it runs at the end of
+every publish. pgvector 0.8's iterative index scans (`hnsw.iterative_scan`) would replace
+the second pass, but the `pgserver` wheel bundles 0.6.
+"""
 
 
 WHAT_FOLLOWS = """What follows from these numbers (issue 17's target is hybrid p95 <= 100 ms at 1M chunks;
