@@ -285,3 +285,38 @@ def test_every_text_arm_of_the_search_reads_the_shared_snapshot(tmp_path: Path, 
         assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
     finally:
         ws.close()
+
+
+def test_a_collected_snapshot_is_noticed_by_an_open_session(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server left open while publishes collect its snapshot finds out at its next check
+    and says so, instead of silently reading an empty snapshot."""
+    from datetime import timedelta
+
+    from codeqa_lsp.index.pg import snapshot as snapshot_module
+
+    root = _published_checkout(tmp_path, pg_url)
+    ws = _workspace(root, tmp_path, pg_url)
+    heard: list[str] = []
+    ws.set_notice_listener(heard.append)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        # CI publishes a newer commit elsewhere, collecting everything but the newest.
+        ci = tmp_path / "ci"
+        git(tmp_path, "clone", "-q", str(root), str(ci))
+        git(ci, "remote", "set-url", "origin", "https://example.com/team/mono.git")
+        (ci / "net/extra.py").write_text("def extra():\n    return 2\n")
+        git(ci, "add", "-A")
+        git(ci, "commit", "-qm", "extra")
+        Publisher(pg_url, ci, Settings(embedder="hash"), embedder=HashEmbedder(), keep=1,
+                  grace=timedelta(0)).publish("main")
+        monkeypatch.setattr(snapshot_module, "RECHECK_SECONDS", 0.0)  # the next check is due
+        response = ws.search("xylophone partition")
+        assert response.hits[0].chunk.path == "app/auth.py"
+        assert overlay.shared is None
+        assert len(heard) == 1 and "garbage-collected" in heard[0]
+    finally:
+        ws.close()

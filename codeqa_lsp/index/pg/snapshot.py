@@ -9,6 +9,7 @@ parallel threads), autocommit and read-only, with the short timeouts of `dsn.con
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from typing import Any
@@ -42,6 +43,10 @@ TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
 EF_SEARCH = 200
 DENSE_WIDEN = 4
 MAX_EF_SEARCH = 1000
+# How often a reader checks that its snapshot still exists. Garbage collection (`gc`) never
+# takes a snapshot younger than a day, but a server left open for days could otherwise read
+# an empty, collected snapshot without knowing; one tiny query every few minutes finds out.
+RECHECK_SECONDS = 300.0
 # Chunks ranked per file in `file_bm25`: a file's score sums its best chunks among this many
 # per requested file.
 FILE_FANOUT = 5
@@ -86,6 +91,7 @@ class SharedSnapshot:
         self._lock = threading.Lock()
         self._closed = False
         self.widened = 0  # dense scans repeated with more candidates (see DENSE_WIDEN)
+        self._checked_at = time.monotonic()
         scope = f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND {_in_snapshot(self.snapshot_id)}"
         self._scope = scope
 
@@ -107,6 +113,8 @@ class SharedSnapshot:
 
         try:
             conn = self._conn()
+            if time.monotonic() - self._checked_at > RECHECK_SECONDS:
+                self._check_exists(conn)
             watchdog = threading.Timer(READ_DEADLINE_SECONDS, _sever, (conn,))
             watchdog.daemon = True
             watchdog.start()
@@ -125,6 +133,16 @@ class SharedSnapshot:
                     conn.close()
                 self._local.conn = None
             raise ConnectionError(f"shared index query failed: {dsn.redact(str(exc)).strip()}") from None
+
+    def _check_exists(self, conn: Any) -> None:
+        row = conn.execute(
+            f"SELECT 1 FROM {SCHEMA}.snapshots WHERE id = %s AND state = 'ready'", (self.snapshot_id,)
+        ).fetchone()
+        if row is None:
+            raise ConnectionError(
+                f"the snapshot of {self.commit[:12]} was garbage-collected; re-index to read a newer one"
+            )
+        self._checked_at = time.monotonic()
 
     def close(self) -> None:
         self._closed = True
