@@ -84,7 +84,7 @@ def load(url: str, root: Path, commit: str, out: dict[str, Any], save: Any) -> N
     embedder = HashEmbedder()
     settings = Settings(embedder="hash")
     space, chunking = spaces_for(embedder, settings)
-    paths = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
+    paths = sorted(p.relative_to(root).as_posix() for p in root.glob("pkg*/*.py"))
     phases: dict[str, float] = {}
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)

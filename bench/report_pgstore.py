@@ -82,7 +82,45 @@ def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
             machine_line(doc),
             "",
         ]
-    return [*lines, *_gc_lines(docs.get("pgstore-gc")), WHAT_FOLLOWS, SCALING]
+    return [*lines, *_scale_lines(docs), *_gc_lines(docs.get("pgstore-gc")), WHAT_FOLLOWS, SCALING]
+
+
+def _scale_lines(docs: dict[str, Doc | None]) -> list[str]:
+    """`bench/pgstore_scale.py`: the database side, bulk-loaded, phase by phase."""
+    runs = sorted((doc for name, doc in docs.items() if re.fullmatch(r"pgstore-scale-\d+", name) and doc),
+                  key=lambda doc: doc.get("chunks_target", 0))
+    lines = [
+        "### Bulk load and HNSW build (`bench/pgstore_scale.py`)",
+        "",
+        "The same synthetic tree, its rows generated directly (checked equal to the chunker's on "
+        "200 files), hash-embedded and loaded with the publisher's COPY path; secondary indexes and "
+        "the HNSW index built after the load (`maintenance_work_mem` 4 GB). Queries from a client "
+        "with `store` set on a clean checkout. Phases in seconds:",
+        "",
+        "| chunks | rows (COPY) s | of which Python s | GIN + btrees s | HNSW build s | size MB | "
+        "hybrid p50/p95 ms | BM25 arm p50/p95 | dense arm p50/p95 | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    if not runs:
+        return [*lines, "_Not run._", ""]
+    for doc in runs:
+        pg = doc.get("postgres") or {}
+        phases = pg.get("phases_seconds") or {}
+        query = doc.get("query") or {}
+
+        def pair(name: str, query: Doc = query) -> str:
+            arm = query.get(name) or {}
+            return f"{arm.get('p50_ms', '?')}/{arm.get('p95_ms', '?')}"
+
+        size = pg.get("bytes") or pg.get("bytes_before_hnsw") or 0
+        lines.append(
+            f"| {pg.get('chunks', doc.get('chunks_target'))} | {round(phases.get('load_rows', 0))} | "
+            f"{round(phases.get('load_python', 0))} | {round(phases.get('secondary_indexes', 0))} | "
+            f"{round(phases['hnsw_build']) if 'hnsw_build' in phases else 'not reached'} | {size / 1e6:.0f} | "
+            f"{pair('postgres')} | {pair('pg_bm25')} | {pair('pg_dense')} | "
+            f"{_load(doc.get('load_during_queries') or doc.get('load_before'))} |"
+        )
+    return [*lines, ""]
 
 
 def _gc_lines(doc: Doc | None) -> list[str]:

@@ -35,7 +35,13 @@ from codeqa_lsp.index.pg.gc import (
     publish_lock,
 )
 from codeqa_lsp.index.pg.rows import attrs_of, parse_vector, vector_literal
-from codeqa_lsp.index.pg.schema import SCHEMA, ensure_space, ensure_vector_index, migrate
+from codeqa_lsp.index.pg.schema import (
+    SCHEMA,
+    ensure_space,
+    ensure_vector_index,
+    migrate,
+    refresh_term_stats,
+)
 from codeqa_lsp.index.store import label_for
 from codeqa_lsp.index.tokens import token_stream
 
@@ -205,6 +211,7 @@ class Publisher:
             conn.execute(f"ANALYZE {SCHEMA}.chunks")
             conn.execute(f"ANALYZE {SCHEMA}.snapshot_files")
             report.collected = collect_garbage(conn, repo_id, self.keep, self.grace)
+            refresh_term_stats(conn, repo_id, space_id)
         finally:
             conn.close()
         report.seconds = time.monotonic() - started

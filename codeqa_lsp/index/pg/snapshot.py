@@ -8,6 +8,7 @@ parallel threads), autocommit and read-only, with the short timeouts of `dsn.con
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -92,6 +93,7 @@ class SharedSnapshot:
         self._closed = False
         self.widened = 0  # dense scans repeated with more candidates (see DENSE_WIDEN)
         self._checked_at = time.monotonic()
+        self._has_stats: bool | None = None
         scope = f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND {_in_snapshot(self.snapshot_id)}"
         self._scope = scope
 
@@ -262,14 +264,42 @@ class SharedSnapshot:
         where, args = filter_sql(filters)
         matches = path_filter(filters)
         fetch = limit * GLOB_OVERFETCH if matches else limit
+        idf = self._idf(text.split(" | "))
+        if idf:
+            # BM25's IDF times each term's own ts_rank: ts_rank alone weighs a word found in
+            # every file like a rare identifier (measured on the four question sets, see
+            # BENCHMARKS.md "Shared team index").
+            score = " + ".join(
+                f"{weight!r} * ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)" for weight in idf.values()
+            )
+            score_args: list[Any] = list(idf)
+        else:
+            score, score_args = f"ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)", [text]
         rows = self._rows(
-            f"SELECT ts_rank('{TS_WEIGHTS}', c.tsv, q, 1) AS score, {SELECT_COLUMNS} "
-            f"FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q "
-            f"WHERE c.tsv @@ q AND {self._scope}{where} ORDER BY score DESC LIMIT %s",
-            [text, *args, fetch],
+            f"SELECT {score} AS score, {SELECT_COLUMNS} FROM {SCHEMA}.chunks c "
+            f"WHERE c.tsv @@ to_tsquery('simple', %s) AND {self._scope}{where} ORDER BY score DESC LIMIT %s",
+            [*score_args, text, *args, fetch],
         )
         out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
         return _keep(out, matches, limit)
+
+    def _idf(self, words: Sequence[str]) -> dict[str, float]:
+        """BM25 IDF of each word present in the repository (`schema.term_stats`); empty when
+        the database has no statistics (published by an older version)."""
+        if self._has_stats is None:
+            rows = self._rows(f"SELECT to_regclass('{SCHEMA}.term_stats') IS NOT NULL")
+            self._has_stats = bool(rows and rows[0][0])
+        if not self._has_stats:
+            return {}
+        rows = self._rows(
+            f"SELECT term, df, (SELECT chunks FROM {SCHEMA}.snapshots WHERE id = %s) FROM {SCHEMA}.term_stats "
+            "WHERE repo_id = %s AND space_id = %s AND term = ANY(%s)",
+            (self.snapshot_id, self.repo_id, self.space_id, list(words)),
+        )
+        return {
+            term: math.log(1 + (max(int(total or 0), int(df)) - df + 0.5) / (df + 0.5))
+            for term, df, total in rows if df > 0
+        }
 
     def dense_by_vector(
         self, vector: np.ndarray, limit: int, filters: FiltersLike | None = None
