@@ -170,19 +170,31 @@ the second pass, but the `pgserver` wheel bundles 0.6.
 """
 
 
-WHAT_FOLLOWS = """What follows from these numbers (issue 17's target is hybrid p95 <= 100 ms at 1M chunks;
-the 1M run was not made in this session: the machine was shared, and the 110k run alone
-took 40 minutes):
+WHAT_FOLLOWS = """What follows (issue 17's target is hybrid p95 <= 100 ms at 1M chunks; **not met, and
+the 1M database was not built in this session**: the bulk load ran at ~150-330 chunks/s
+with the machine at load 15-16, i.e. more than an hour for the rows alone, plus an HNSW
+build measured above; the run was stopped rather than let it pass the deadline):
 
-- Publishing is faster than local indexing of the same tree (no vector file to rewrite,
-  one HNSW build at the end) and takes about as much disk per chunk.
-- The hybrid query is 2-3x slower than the local store at 110k and misses the 100 ms p95
-  target already there. The dense arm (HNSW) is not the problem: it grows with log(N). The
-  BM25 arm is: `ts_rank` scores every row matching any query term, so its cost grows with
-  the posting lists, roughly linearly in N; at 1M expect several hundred ms unless the
-  ranking moves to a BM25 index (ParadeDB `pg_search`, or pgvector's sparse vectors with a
-  top-k scan). The rest is round trips (BM25, dense, definitions, vectors for cosine
-  completion: four statements per query), which a single combined statement would cut.
+- **Publishing** is ~1.9x the local indexing rate of the same tree in the same run (no
+  vector file to rewrite, one HNSW build at the end). Rows go in with COPY now, but the
+  rate is Python-bound (tree-sitter, token streams, embedding): the database side of the
+  bulk load is the smaller share (*of which Python* above).
+- **Quality**: on the four question trees (one database holding all four repositories),
+  the shared store finds an expected file in the top 5 less often than the local store
+  (77 vs 86 of 100 questions). `ts_rank` is not BM25: it had no IDF (now added from
+  per-repository term statistics, 75 -> 77) and normalises length differently, and the
+  whole-file ranking the searcher uses has no Postgres twin (a file's score is the sum of
+  its best chunks'). Until that gap closes, the shared store trades answer quality for not
+  indexing locally. A BM25 index (ParadeDB `pg_search`) would give FTS5's ranking.
+- **Latency**: 2-3x the local store at every size measured, already at 1k chunks, so most
+  of it is not the search itself but round trips: a hybrid search issues about eight
+  statements (text arm, IDF lookup, dense arm, vectors for cosine completion, file
+  ranking, definitions in the top files, chunk fetches), each a network round trip plus
+  planning. One combined statement per search stage (or a server-side function) and
+  prepared statements are the next step; the arms alone grow with the data: the dense arm
+  with log N, the text arm with the posting lists of the query's terms (linear in N),
+  which is why it must be bounded (match on the rarest terms only; the IDF table now holds
+  what that needs) before 1M.
 """
 
 
