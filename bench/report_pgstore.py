@@ -82,7 +82,35 @@ def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
             machine_line(doc),
             "",
         ]
-    return [*lines, *_scale_lines(docs), *_gc_lines(docs.get("pgstore-gc")), WHAT_FOLLOWS, SCALING]
+    return [*lines, *_trees_lines(docs.get("pgstore-trees")), *_scale_lines(docs),
+            *_gc_lines(docs.get("pgstore-gc")), WHAT_FOLLOWS, SCALING]
+
+
+def _trees_lines(doc: Doc | None) -> list[str]:
+    """`bench/pgstore_trees.py`: the four question trees in one database."""
+    lines = [
+        "### The four question trees in one database (`bench/pgstore_trees.py`)",
+        "",
+        "Each tree a git repository of its own, published into one database (four repositories "
+        "side by side) and indexed locally in the same run; the set's 25 questions through the "
+        "whole hybrid search on both (hash embedder). *hit@5* = an expected file among the top 5.",
+        "",
+        "| tree | chunks | publish chunks/s | local chunks/s | local hit@5 | postgres hit@5 | "
+        "local p50/p95 ms | postgres p50/p95 ms |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    if not doc:
+        return [*lines, "_Not run._", ""]
+    for name, tree in (doc.get("trees") or {}).items():
+        hits, query = tree.get("hit_at_5_files") or {}, tree.get("query") or {}
+        local, pg = query.get("local") or {}, query.get("postgres") or {}
+        lines.append(
+            f"| {name} | {tree.get('chunks')} | {tree.get('publish_chunks_per_second')} | "
+            f"{tree.get('local_chunks_per_second')} | {hits.get('local')} | {hits.get('postgres')} | "
+            f"{local.get('p50_ms')}/{local.get('p95_ms')} | {pg.get('p50_ms')}/{pg.get('p95_ms')} |"
+        )
+    size = doc.get("postgres_bytes") or 0
+    return [*lines, "", f"All four in one database: {size / 1e6:.0f} MB.", "", machine_line(doc), ""]
 
 
 def _scale_lines(docs: dict[str, Doc | None]) -> list[str]:
