@@ -202,6 +202,13 @@ class CodeBase:
         with self._leases.held():
             return self.indexer.chunk_text(self.relpath(path), text)
 
+    def set_notice_listener(self, listener: Callable[[str], None] | None) -> None:
+        """One-line notices the index has between index runs (the shared index lost at query
+        time) go to `listener`, called from the querying thread."""
+        setter = getattr(self.indexer, "set_notice_listener", None)
+        if setter is not None:
+            setter(listener)
+
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         """Indexed chunks by id, in order; ids no longer indexed are skipped."""
         with self._leases.held():

@@ -8,10 +8,13 @@ files, then every saved file and dirty buffer the editor sends. Those paths are 
 for them only local results count (a file deleted locally shows nothing), for every other
 path the shared snapshot answers. Nothing of the unchanged tree is embedded locally.
 
-Failure: if the database is unreachable, slow (statement timeout) or has no snapshot for
-this repository, the overlay says so once (a `notice` in the next `IndexReport`, and a log
-warning) and becomes a plain local index: `index()` indexes the whole tree as usual. The
-next `index()` tries the database again.
+Failure: if the database is unreachable, slow (statement timeout), hung (no answer at all:
+the reader severs the connection, see `snapshot.READ_DEADLINE_SECONDS`) or has no snapshot
+for this repository, the overlay says so once and becomes a plain local index. Found at an
+index run, the notice goes in that `IndexReport`; found by a query, it goes at once to the
+notice listener a front registered (`set_notice_listener`; the language server shows it as
+a warning), the query is answered from the local index, and the whole tree is indexed
+locally in the background. The next `index()` tries the database again.
 
 Merging: dense scores are cosines of the same embedder on both sides, so they merge as
 they are. BM25 scores from FTS5 and `ts_rank` are on different scales, so each side is
@@ -71,6 +74,7 @@ class OverlayIndexer:
         self._notice: str | None = None
         self._fallback_reason: str | None = None
         self._background: threading.Thread | None = None
+        self._listener: Callable[[str], None] | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.local, name)
@@ -88,22 +92,35 @@ class OverlayIndexer:
         with self._lock:
             self._shadowed.update(paths)
 
+    def set_notice_listener(self, listener: Callable[[str], None] | None) -> None:
+        """`listener(one_line)` is called (from the querying thread; it must not block) when a
+        query finds the shared index unusable, instead of waiting for the next index run."""
+        self._listener = listener
+
     def _fall_back(self, reason: str, reindex: bool) -> None:
         """Say once that the shared index is unusable and serve from the local index; with
         `reindex`, index the whole tree locally in the background (a query found out)."""
         reason = " ".join(reason.split())  # one line: psycopg messages carry newlines
+        announce: str | None = None
         with self._lock:
             shared, self._shared = self._shared, None
             if self._fallback_reason is None:
                 self._fallback_reason = reason
                 self._notice = f"shared index unavailable ({reason}); using the local index"
                 log.warning("%s", self._notice)
+                if reindex and self._listener is not None:  # said now, not again at the next run
+                    announce, self._notice = self._notice, None
             if reindex and shared is not None and (self._background is None or not self._background.is_alive()):
                 self._background = threading.Thread(target=self._reindex_locally, daemon=True,
                                                     name="codeqa-local-fallback")
                 self._background.start()
         if shared is not None:
             shared.close()
+        if announce is not None and self._listener is not None:
+            try:
+                self._listener(announce)
+            except Exception:
+                log.exception("notice listener failed")
 
     def _reindex_locally(self) -> None:
         try:
@@ -279,6 +296,47 @@ class OverlayIndexer:
         shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25(query, limit, filters), [])))
         return _merge(local, shared, limit)
 
+    def bm25_terms(self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        local = _scaled(self.local.bm25_terms(terms, limit, filters))
+        shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25_terms(terms, limit, filters), [])))
+        return _merge(local, shared, limit)
+
+    # Whole-file arms (the searcher's file ranking and long-query term selection): every
+    # method the searcher calls is defined here, so none reaches the local index alone
+    # through `__getattr__`.
+    def indexed_paths(self) -> list[str]:
+        hidden = self.shadowed()
+        shared = self._shared_call(lambda s: s.indexed_paths(), [])
+        return sorted(set(self.local.indexed_paths()) | {p for p in shared if p not in hidden})
+
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        hidden = self.shadowed()
+        local_paths = [p for p in paths if p in hidden]
+        shared_paths = [p for p in paths if p not in hidden]
+        out = self.local.definitions_in_paths(local_paths) if local_paths else []
+        if shared_paths:
+            out += self._shared_call(lambda s: s.definitions_in_paths(shared_paths), [])
+        return out
+
+    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        hidden = self.shadowed()
+        local = _scaled_paths(self.local.file_bm25(terms, limit))
+        shared = _scaled_paths([(p, s) for p, s in self._shared_call(lambda s: s.file_bm25(terms, limit), [])
+                                if p not in hidden])
+        merged: dict[str, float] = {}
+        for path, score in [*local, *shared]:
+            merged.setdefault(path, score)
+        return sorted(merged.items(), key=lambda item: -item[1])[:limit]
+
+    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """Local plus shared counts (a shadowed file may count on both sides: the IDF this
+        feeds only orders a long query's terms)."""
+        counts, total = self.local.file_document_counts(terms)
+        shared, shared_total = self._shared_call(lambda s: s.file_document_counts(terms), ({}, 0))
+        for term, n in shared.items():
+            counts[term] = counts.get(term, 0) + n
+        return counts, total + shared_total
+
     def dense(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
         vector = self.local.embed_query(query)
         return [] if vector is None else self.dense_by_vector(vector, limit, filters)
@@ -309,6 +367,11 @@ class OverlayIndexer:
 def _scaled(ranked: Sequence[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:
     top = max((s for _, s in ranked), default=0.0)
     return [(c, s / top) for c, s in ranked] if top > 0 else list(ranked)
+
+
+def _scaled_paths(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    top = max((s for _, s in ranked), default=0.0)
+    return [(p, s / top) for p, s in ranked] if top > 0 else list(ranked)
 
 
 def _merge(a: Sequence[tuple[Chunk, float]], b: Sequence[tuple[Chunk, float]], limit: int) -> list[tuple[Chunk, float]]:
