@@ -62,6 +62,9 @@ class Folder:
     in_flight: int = 0
     drain_scheduled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Where the codebase's between-runs notices go (the shared index lost at query time);
+    # called from the querying thread.
+    notices: Callable[[str], None] | None = None
 
     def relpath(self, path: Path) -> str | None:
         try:
@@ -90,6 +93,7 @@ class Folder:
         started = time.monotonic()
         with _OPEN_LOCK:
             self.codebase = CodeBase(self.root, settings)
+        self.codebase.set_notice_listener(self.notices)
         logger.info("opened the index of %s in %.2f s", self.root, time.monotonic() - started)
         if current is not None:
             threading.Thread(target=current.close, name="codeqa-close-old-index", daemon=True).start()

@@ -40,6 +40,9 @@ class FolderManager(FolderRegistry):
         folder = self.register(uri, name)
         if folder is None:
             self.server.warn(f"codeqa: workspace folder {uri} is not a local directory; not indexed")
+            return None
+        server = self.server  # a query that loses the shared index says so at once (thread-safe)
+        folder.notices = lambda message: server.call_soon(server.warn, f"codeqa: {message}")
         return folder
 
     async def remove_folder(self, uri: str) -> None:
