@@ -275,6 +275,17 @@ class Store:
                 inserted.append(c)
         return inserted
 
+    def refresh_derived(self, conn: sqlite3.Connection, chunks: Iterable[Chunk]) -> None:
+        """Rewrite the columns derived from a kept chunk's code (`declaration`, `refs`).
+
+        A chunk's id hashes its path, symbol and text only, so after a chunker change
+        (`CHUNKER_VERSION`) that re-derives these, the re-chunked file keeps the old ids and
+        the old values would otherwise stay."""
+        conn.executemany(
+            "UPDATE chunks SET declaration = ?, refs = ? WHERE id = ?",
+            [(int(c.declaration), " ".join(c.refs), c.id) for c in chunks],
+        )
+
     def delete_chunks(self, conn: sqlite3.Connection, ids: Iterable[str]) -> int:
         removed = 0
         for chunk_id in ids:
