@@ -473,6 +473,9 @@ class Indexer:
     def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         return self.store.file_document_counts(terms)
 
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        return self.store.file_sizes(paths)
+
     def indexed_paths(self) -> list[str]:
         return self.store.indexed_paths()
 

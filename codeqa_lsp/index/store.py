@@ -385,6 +385,14 @@ class Store:
             counts[term] = int(row[0])
         return counts, total
 
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        """Size in bytes of each indexed file among `paths` (absent paths are left out)."""
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        rows = self._reader().execute(f"SELECT path, size FROM files WHERE path IN ({marks})", list(paths))
+        return {path: int(size) for path, size in rows if size is not None and size > 0}
+
     def indexed_paths(self) -> list[str]:
         return [r[0] for r in self._reader().execute("SELECT path FROM files")]
 
