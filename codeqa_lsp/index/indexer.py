@@ -364,6 +364,7 @@ class Indexer:
         removed = [cid for cid in old if cid not in new_ids]
         self.store.delete_chunks(conn, removed)
         inserted = self.store.insert_chunks(conn, [c for c in chunks if c.id not in old])
+        self.store.refresh_derived(conn, [c for c in chunks if c.id in old])
         self.store.refresh_file_text(conn, rel_path)
         self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
         update = UpdateReport(rel_path, len(inserted), len(removed), len(old) - len(removed))
@@ -471,6 +472,9 @@ class Indexer:
 
     def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         return self.store.file_document_counts(terms)
+
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        return self.store.file_sizes(paths)
 
     def indexed_paths(self) -> list[str]:
         return self.store.indexed_paths()

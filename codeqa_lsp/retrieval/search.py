@@ -280,7 +280,11 @@ class HybridSearcher:
                 candidates.append((chunk, 0.0))
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
         priors = QueryPriors(query, long_query=arms.long_query)
-        return rerank(candidates, files, evidence, priors, weights)
+        # Short questions want a definition: the file term counts only the rest of its file
+        # (`rerank.rest_of_files`). A pasted issue wants files: whole-file evidence stays whole.
+        sizes = {} if arms.long_query else self.indexer.file_sizes(
+            list({c.path for c, _ in candidates if c.path in files}))
+        return rerank(candidates, files, evidence, priors, weights, sizes)
 
     def _short_weights(self, arms: _Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the
