@@ -318,6 +318,16 @@ class OverlayIndexer:
             out += self._shared_call(lambda s: s.definitions_in_paths(shared_paths), [])
         return out
 
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        """A changed file's size from the local index, every other file's from the snapshot."""
+        hidden = self.shadowed()
+        local_paths = [p for p in paths if p in hidden]
+        shared_paths = [p for p in paths if p not in hidden]
+        out = self.local.file_sizes(local_paths) if local_paths else {}
+        if shared_paths:
+            out.update(self._shared_call(lambda s: s.file_sizes(shared_paths), {}))
+        return out
+
     def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
         hidden = self.shadowed()
         local = _scaled_paths(self.local.file_bm25(terms, limit))

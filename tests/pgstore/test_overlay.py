@@ -280,6 +280,10 @@ def test_every_text_arm_of_the_search_reads_the_shared_snapshot(tmp_path: Path, 
         ids = overlay.definitions_in_paths(["net/retry.go", "app/auth.py"])
         assert {path for _, path, _ in ids} == {"net/retry.go", "app/auth.py"}
         assert {c.path for c in overlay.get_chunks([cid for cid, _, _ in ids])} == {"net/retry.go", "app/auth.py"}
+        sizes = overlay.file_sizes(["net/retry.go", "app/auth.py", "web/router.js"])
+        assert set(sizes) == {"net/retry.go", "app/auth.py"}  # the deleted file has none
+        assert sizes["app/auth.py"] == (root / "app/auth.py").stat().st_size  # local: the file
+        assert 0 < sizes["net/retry.go"] <= (root / "net/retry.go").stat().st_size  # shared: chunks
         # The whole keyword-only pipeline (what a client without a ready embedder runs).
         ws.keyword_only = True
         assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"

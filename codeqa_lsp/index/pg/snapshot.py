@@ -228,6 +228,17 @@ class SharedSnapshot:
         )
         return [(cid, path, symbol) for cid, path, symbol in rows]
 
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        """Size in bytes of each file among `paths`, as far as its last chunk reaches (the
+        snapshot stores chunks, not files): the second stage's rest-of-file share."""
+        if not paths:
+            return {}
+        rows = self._rows(
+            f"SELECT c.path, max(c.end_byte) FROM {SCHEMA}.chunks c WHERE {self._scope} "
+            "AND c.path = ANY(%s) GROUP BY c.path", (list(paths),),
+        )
+        return {path: int(size) for path, size in rows if size}
+
     def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         """How many of the snapshot's files contain each term, and its number of files."""
         words = [t for t in dict.fromkeys(terms) if t.isalnum()]
