@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING
 from codeqa_lsp.answering.model import Answer
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
-from codeqa_lsp.retrieval.model import SearchFilters, SearchResponse
+from codeqa_lsp.retrieval.model import SearchResponse
 
 if TYPE_CHECKING:
     from codeqa_lsp.answering.conversation import ConversationStore
+    from codeqa_lsp.retrieval.search import SearchMode
 
 ProgressCallback = Callable[[IndexProgress], None]
 logger = logging.getLogger(__name__)
@@ -102,7 +104,10 @@ class _LeasedStream:
 
 
 class CodeBase:
-    """One indexed workspace root."""
+    """One indexed workspace root.
+
+    Also the `answering.source.CodeSource` of the `Answerer` it builds: answering reads the
+    workspace (search, chunks, files) through that protocol and never imports the engine."""
 
     def __init__(self, root: Path, settings: Settings | None = None) -> None:
         from codeqa_lsp.answering.ask import Answerer
@@ -117,7 +122,7 @@ class CodeBase:
 
             self.indexer = with_shared_store(self.indexer, self.settings.store)  # type: ignore[assignment]
         self.searcher = HybridSearcher(self.indexer, self.settings)
-        self.answerer = Answerer(self, self.settings)
+        self.answerer = Answerer(self, self.settings, Path(self.indexer.index_dir))
         self._closed = threading.Event()
         self._leases = _Leases()
         # Set by a front while the embedder cannot answer a query quickly (a local model still
@@ -153,6 +158,11 @@ class CodeBase:
 
     def remove_file(self, path: str | Path) -> UpdateReport:
         return self.indexer.remove_file(self.relpath(path))
+
+    def check_writable(self) -> None:
+        """Raise `IndexReadOnly` (one line) when the index was opened read-only (a full disk,
+        no permission): say so before indexing, the previous index stays searchable."""
+        self.indexer.check_writable()
 
     def status(self) -> IndexStatus:
         with self._leases.held():
@@ -192,12 +202,44 @@ class CodeBase:
         with self._leases.held():
             return self.indexer.chunk_text(self.relpath(path), text)
 
-    def search(
-        self, query: str, top_k: int | None = None, filters: SearchFilters | None = None
-    ) -> SearchResponse:
+    def set_notice_listener(self, listener: Callable[[str], None] | None) -> None:
+        """One-line notices the index has between index runs (the shared index lost at query
+        time) go to `listener`, called from the querying thread."""
+        setter = getattr(self.indexer, "set_notice_listener", None)
+        if setter is not None:
+            setter(listener)
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        """Indexed chunks by id, in order; ids no longer indexed are skipped."""
         with self._leases.held():
-            return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters,
-                                        mode="bm25" if self.keyword_only else "hybrid")
+            return self.indexer.get_chunks(ids)
+
+    def file_hash(self, path: str | Path) -> str | None:
+        """sha256 of the file's bytes when it was last indexed; None when it is not indexed."""
+        with self._leases.held():
+            return self.indexer.file_hash(self.relpath(path))
+
+    def read_file(self, path: str | Path) -> bytes | None:
+        """The file's bytes now, under the scanner's rules (inside the root, a regular file,
+        the size cap: a FIFO or a `/dev/zero` symlink must not hang or blow up a caller)."""
+        from codeqa_lsp.chunking.scanner import read_at_answer_time
+
+        return read_at_answer_time(self.root, self.relpath(path), self.settings)
+
+    def skip_reason(self, path: str | Path) -> str | None:
+        """Why the scanner would not index `path` (excluded folder, key file...), else None."""
+        return self.indexer.skip_reason(self.relpath(path))
+
+    def search(
+        self, query: str, top_k: int | None = None, filters: SearchFilters | None = None,
+        mode: SearchMode | None = None,
+    ) -> SearchResponse:
+        """Hybrid search (BM25 alone while `keyword_only`). `mode` runs one arm alone,
+        unfused, for measuring the arms against the full pipeline (`codeqa eval`)."""
+        if mode is None:
+            mode = "bm25" if self.keyword_only else "hybrid"
+        with self._leases.held():
+            return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters, mode=mode)
 
     # -- answering -----------------------------------------------------------------------
     def ask_stream(
@@ -268,6 +310,7 @@ class CodeBase:
         if not self._leases.wait_idle(self.settings.request_timeout + 5 if wait is None else wait):
             logger.warning("closing the index of %s with calls still in flight", self.root)
         self.answerer.close()
+        self.searcher.close()  # its query thread pool: a settings re-open must not leak one
         self.indexer.close()
 
 

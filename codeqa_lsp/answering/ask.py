@@ -26,7 +26,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from codeqa_lsp.answering.cache import AnswerStore, cache_key
 from codeqa_lsp.answering.callees import callees
@@ -51,14 +50,13 @@ from codeqa_lsp.answering.providers import (
 from codeqa_lsp.answering.providers.base import Cancelled
 from codeqa_lsp.answering.redact import Redactor
 from codeqa_lsp.answering.sanitize import sanitize_markdown
+from codeqa_lsp.answering.source import CodeSource
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
+from codeqa_lsp.chunking.scanner import decode_source
 from codeqa_lsp.chunking.secret_rules import secret_content_rule, secret_name_rule
 from codeqa_lsp.config import Settings
-from codeqa_lsp.retrieval.model import SearchFilters, SearchHit
-
-if TYPE_CHECKING:
-    from codeqa_lsp.engine import CodeBase
+from codeqa_lsp.index.filters import SearchFilters
+from codeqa_lsp.retrieval.model import SearchHit
 
 log = logging.getLogger("codeqa_lsp.answering")
 
@@ -72,11 +70,15 @@ Stream = Iterator[str | Answer]
 
 
 class Answerer:
-    """Answers for one workspace. Thread-safe: each call works on its own state."""
+    """Answers for one workspace. Thread-safe: each call works on its own state.
 
-    def __init__(self, workspace: CodeBase, settings: Settings) -> None:
-        self.workspace = workspace
+    `source` is the workspace's code (search, chunks, files); `cache_dir` holds the answer
+    cache and the question log (the index directory)."""
+
+    def __init__(self, source: CodeSource, settings: Settings, cache_dir: Path) -> None:
+        self.source = source
         self.settings = settings
+        self.cache_dir = cache_dir
         self.redactor = Redactor([settings.api_key, settings.resolved_api_key()])
         self._provider: Provider | None = None
         self._store: AnswerStore | None = None
@@ -85,8 +87,7 @@ class Answerer:
     @property
     def store(self) -> AnswerStore:
         if self._store is None:
-            index_dir = Path(self.workspace.indexer.index_dir)
-            self._store = AnswerStore(index_dir, self.settings.answer_cache_bytes, self.settings.log_questions)
+            self._store = AnswerStore(self.cache_dir, self.settings.answer_cache_bytes, self.settings.log_questions)
         return self._store
 
     # -- ask -------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ class Answerer:
             return
         query = (search_query or question).strip()
         try:
-            response = self.workspace.search(query, top_k=self.settings.top_k, filters=filters)
+            response = self.source.search(query, top_k=self.settings.top_k, filters=filters)
         except Exception as exc:  # a broken index must produce a message, not a crash
             log.warning("search for a question failed", exc_info=True)
             reason = f"search failed ({type(exc).__name__}: {exc})"
@@ -111,7 +112,7 @@ class Answerer:
                          latency_s=time.monotonic() - started)
             return
         hits = relevant_chunks(response.hits)
-        resolver = CitationResolver(self.workspace)
+        resolver = CitationResolver(self.source)
         if not response.confident or not hits:
             # No model call: a fluent wrong answer costs more trust than "I don't know".
             candidates = hits[:LOW_CONFIDENCE_CANDIDATES]
@@ -142,7 +143,7 @@ class Answerer:
             yield Answer(text=f"`{rel_path}` looks like it holds secrets ({secret}); it is never "
                               "explained or sent anywhere.", latency_s=time.monotonic() - started)
             return
-        skipped = self.workspace.indexer.skip_reason(rel_path)
+        skipped = self.source.skip_reason(rel_path)
         if skipped is not None:
             # What the scanner would not index (`.git/`, excluded folders, key files) is
             # never sent to a provider either, from disk or from an editor buffer.
@@ -185,7 +186,7 @@ class Answerer:
         by_id = {c.id: c for c in known}
         missing = [i for i in ids if i not in by_id]
         if missing:
-            by_id.update((c.id, c) for c in self.workspace.indexer.get_chunks(missing))
+            by_id.update((c.id, c) for c in self.source.get_chunks(missing))
         chunks = [by_id.get(i) for i in ids]
         return None if any(c is None for c in chunks) else [c for c in chunks if c is not None]
 
@@ -196,25 +197,24 @@ class Answerer:
         if text is None:
             text = self._read(rel_path)
         try:
-            chunks = (self.workspace.chunk_text(rel_path, text) if text is not None
-                      else self.workspace.chunks(path=rel_path))
+            chunks = (self.source.chunk_text(rel_path, text) if text is not None
+                      else self.source.chunks(path=rel_path))
         except Exception as exc:  # a chunker failure: nothing to explain, not a crash
             log.warning("explain: chunking %s failed: %s", rel_path, exc)
             return None
         target = enclosing_definition(chunks, line)
         if target is None:
             return None
-        resolver = CitationResolver(self.workspace, fresh={rel_path: text} if text is not None else None)
+        resolver = CitationResolver(self.source, fresh={rel_path: text} if text is not None else None)
         return target, (self._callees(target, chunks) if with_callees else []), resolver
 
     def _read(self, rel_path: str) -> str | None:
-        data = read_at_answer_time(self.workspace.root, rel_path, self.settings)
+        data = self.source.read_file(rel_path)
         return None if data is None else decode_source(data)
 
     def _callees(self, target: Chunk, file_chunks: Sequence[Chunk]) -> list[Chunk]:
         """Indexed definitions of what `target` calls, resolved by scope (`callees.py`)."""
-        return callees(target, file_chunks, self.workspace.definitions,
-                       self.workspace.indexer.get_chunks, MAX_CALLEES)
+        return callees(target, file_chunks, self.source.definitions, self.source.get_chunks, MAX_CALLEES)
 
     # -- generation ------------------------------------------------------------------------
     def _get_provider(self) -> Provider | None:

@@ -21,14 +21,11 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from codeqa_lsp.answering.model import Citation
+from codeqa_lsp.answering.source import CodeSource
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.chunking.scanner import decode_source, read_at_answer_time
-
-if TYPE_CHECKING:
-    from codeqa_lsp.engine import CodeBase
+from codeqa_lsp.chunking.scanner import decode_source
 
 NOT_FOUND_NOTE = " *(not found in the provided code)*"
 _MAX_RANGE = 30  # `[1-400]` is not a citation range we expand
@@ -64,8 +61,8 @@ class CitationResolver:
     explained): those are current by definition and never stale.
     """
 
-    def __init__(self, workspace: CodeBase, fresh: Mapping[str, str] | None = None) -> None:
-        self.workspace = workspace
+    def __init__(self, source: CodeSource, fresh: Mapping[str, str] | None = None) -> None:
+        self.source = source
         self.fresh = dict(fresh or {})
         self._files: dict[str, tuple[str, str] | None] = {}
         self._rechunked: dict[str, list[Chunk]] = {}
@@ -80,7 +77,7 @@ class CitationResolver:
             else:
                 # The scanner's rules: inside the root, regular file, size cap (a FIFO or a
                 # /dev/zero symlink swapped in for a cited file must not hang or blow up).
-                data = read_at_answer_time(self.workspace.root, path, self.workspace.settings)
+                data = self.source.read_file(path)
                 self._files[path] = None if data is None else (decode_source(data), hashlib.sha256(data).hexdigest())
         return self._files[path]
 
@@ -99,7 +96,7 @@ class CitationResolver:
             if same:  # the same code, possibly moved by edits above it
                 start, end = same[0].start_line, same[0].end_line
         else:
-            indexed = self.workspace.indexer.file_hash(chunk.path)
+            indexed = self.source.file_hash(chunk.path)
             stale = indexed is not None and indexed != digest
         if stale:
             moved = self._current_lines(chunk, text)
@@ -112,7 +109,7 @@ class CitationResolver:
     def _chunks_of(self, path: str, text: str) -> list[Chunk]:
         if path not in self._rechunked:
             try:
-                self._rechunked[path] = self.workspace.chunk_text(path, text)
+                self._rechunked[path] = self.source.chunk_text(path, text)
             except Exception:  # a chunker failure must not lose the citation
                 self._rechunked[path] = []
         return self._rechunked[path]

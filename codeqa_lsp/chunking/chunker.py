@@ -51,7 +51,7 @@ logger = logging.getLogger(__name__)
 # Bump when a change to the chunker alters chunk boundaries or symbol names: existing
 # indexes then re-chunk every file on their next run (unchanged chunks keep their ids, so
 # only what really changed is re-embedded). Unchanged files are otherwise never re-read.
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "4"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

@@ -2,7 +2,7 @@
 
 A `.pyi` stub, a `.d.ts`, a TypeScript overload or ambient signature, a Python `@overload`,
 an abstract method (`@abstractmethod`, or a body of only a docstring, `...`, `pass` or
-`raise NotImplementedError`): each repeats the name, the parameters and often the docstring
+`raise NotImplementedError`), an interface (TypeScript, Java, C#, PHP, Go): each repeats the name, the parameters and often the docstring
 of the implementation, so it matches a question as well as the implementation does, and
 crowds it out of the top results while answering nothing about behaviour. The chunker marks
 them (`Chunk.declaration`); retrieval ranks them below what they declare.
@@ -26,6 +26,13 @@ _PY_DECLARING_DECORATOR = re.compile(
 _SIGNATURE_TYPES = frozenset({
     "function_signature", "method_signature", "abstract_method_signature",
 })
+# Interfaces declare members that classes implement; they hold no behaviour. Their doc
+# comments describe every member in the words users ask with, so they won questions about
+# behaviour: rxjs's `GlobalConfig`, `Observer`, `ShareConfig`... interfaces were in the top 5
+# of 7 of the 11 rxjs misses (local). Marked: rxjs hybrid hit@5/MRR@10 0.56/0.44 → 0.60/0.47
+# (local), 0.64/0.52 → 0.68/0.53 (hash); the other three sets unchanged. No expected answer
+# of the question sets is an interface.
+_INTERFACE_TYPES = frozenset({"interface_declaration", "interface_type"})
 # Body statements that do nothing: the body of an abstract method or a protocol member.
 _EMPTY_STATEMENTS = frozenset({"pass_statement", "comment"})
 
@@ -39,6 +46,8 @@ def is_declaration(path: str, language: str, definition: Definition, data: bytes
     """Whether the definition only declares what another chunk implements."""
     if is_stub_path(path):
         return True
+    if definition.kind == "class":
+        return _is_interface(definition.node)
     if definition.kind not in ("function", "method"):
         return False
     node = definition.node
@@ -53,6 +62,14 @@ def is_declaration(path: str, language: str, definition: Definition, data: bytes
         return first and all(_python_declares(member, data) for member in definition.members)
     # Java/C#: abstract and interface methods have no body.
     return node.type == "method_declaration" and node.child_by_field_name("body") is None
+
+
+def _is_interface(node: Node) -> bool:
+    """An interface declaration, or a Go `type X interface {...}`."""
+    if node.type in _INTERFACE_TYPES:
+        return True
+    kind = node.child_by_field_name("type") if node.type == "type_spec" else None
+    return kind is not None and kind.type in _INTERFACE_TYPES
 
 
 def _python_declares(node: Node, data: bytes) -> bool:

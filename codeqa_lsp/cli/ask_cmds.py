@@ -24,7 +24,7 @@ from codeqa_lsp.cli import UsageError, existing_dir, print_json
 from codeqa_lsp.cli.common import engine_errors, progress_printer, settings_from_args
 from codeqa_lsp.cli.terminal import redraw
 from codeqa_lsp.config import PROVIDERS
-from codeqa_lsp.retrieval.model import SearchFilters
+from codeqa_lsp.index.filters import SearchFilters
 
 
 def register(subparsers: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeqa_lsp.cli import CommandError, UsageError, existing_dir, print_json
 from codeqa_lsp.config import EMBEDDERS, Settings
@@ -25,6 +25,9 @@ from codeqa_lsp.retrieval.evaluation import (
     load_questions,
     report,
 )
+
+if TYPE_CHECKING:
+    from codeqa_lsp.retrieval.search import SearchMode
 
 EVAL_TOP_K = 10  # metrics stop at 10
 
@@ -51,14 +54,14 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def parse_arms(value: str) -> tuple[str, ...]:
+def parse_arms(value: str) -> tuple[SearchMode, ...]:
     from codeqa_lsp.retrieval.search import MODES
 
     arms = tuple(dict.fromkeys(a.strip() for a in value.split(",") if a.strip()))
     unknown = [a for a in arms if a not in MODES]
     if not arms or unknown:
         raise UsageError(f"--arms: unknown arm(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(MODES)}")
-    return arms
+    return tuple(mode for arm in arms for mode in MODES if mode == arm)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
         for arm in arms:
             confident: dict[str, bool] = {}
 
-            def search(text: str, arm: str = arm, confident: dict[str, bool] = confident) -> list[Retrieved]:
-                response = workspace.searcher.search(text, top_k=EVAL_TOP_K, mode=arm)  # type: ignore[arg-type]
+            def search(text: str, arm: SearchMode = arm, confident: dict[str, bool] = confident) -> list[Retrieved]:
+                response = workspace.search(text, top_k=EVAL_TOP_K, mode=arm)
                 confident[text] = response.confident
                 return [
                     Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts)

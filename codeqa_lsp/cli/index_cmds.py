@@ -12,7 +12,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeqa_lsp.cli import CommandError, UsageError, existing_dir, print_json
 from codeqa_lsp.cli.common import (
@@ -22,8 +22,12 @@ from codeqa_lsp.cli.common import (
     settings_from_args,
 )
 from codeqa_lsp.cli.terminal import redraw
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.model import IndexReport, IndexStatus
-from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
+from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
+
+if TYPE_CHECKING:
+    from codeqa_lsp.engine import CodeBase
 
 
 def register(subparsers: Any) -> None:
@@ -68,15 +72,18 @@ def _positive_int(value: str) -> int:
     return number
 
 
-def _indexer(args: argparse.Namespace) -> Any:
-    from codeqa_lsp.index.indexer import Indexer
+def _codebase(args: argparse.Namespace, local: bool = False) -> CodeBase:
+    """The engine over ROOT. `local`: the local index alone, even with --store (what
+    `list` and `stats` describe; `index --store` publishes, `search --store` merges)."""
+    from codeqa_lsp.engine import CodeBase
 
-    return Indexer(args.root, settings_from_args(args))
+    settings = settings_from_args(args)
+    return CodeBase(args.root, settings.replace(store=None) if local else settings)
 
 
-def _run_index(indexer: Any, args: argparse.Namespace) -> IndexReport:
+def _run_index(workspace: CodeBase, args: argparse.Namespace) -> IndexReport:
     tty = sys.stderr.isatty() and not args.json
-    report: IndexReport = indexer.index(progress=progress_printer(tty))
+    report = workspace.index(progress=progress_printer(tty))
     if tty:
         redraw(sys.stderr, " " * 100 + "\r")
     return report
@@ -92,17 +99,17 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.ref:
         raise UsageError("--ref publishes to a shared index: give --store URL too")
     with engine_errors():
-        indexer = _indexer(args)
+        workspace = _codebase(args)
         try:
-            indexer.check_writable()  # disk full / read-only: one line, the old index is kept
-            report = _run_index(indexer, args)
+            workspace.check_writable()  # disk full / read-only: one line, the old index is kept
+            report = _run_index(workspace, args)
             if report.write_error:
                 raise CommandError(f"writing the index failed ({report.write_error}); what was indexed "
                                    "before stays searchable, and the next run completes when space returns")
-            status = indexer.status()
-            kinds = Counter(c.kind for c in indexer.chunks())
+            status = workspace.status()
+            kinds = Counter(c.kind for c in workspace.chunks())
         finally:
-            indexer.close()
+            workspace.close()
     if args.json:
         print_json({**_report_json(report), "status": _status_json(status), "kinds": dict(kinds)})
     else:
@@ -157,12 +164,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError("give either a QUERY or --queries FILE.jsonl")
     questions = _read_questions(args.queries) if args.queries else [{"question": args.query}]
     filters = SearchFilters(languages=tuple(args.lang), path_globs=tuple(args.path), kinds=tuple(args.kind))
-    from codeqa_lsp.engine import CodeBase
-
     with engine_errors():
-        workspace = CodeBase(args.root, settings_from_args(args))
+        workspace = _codebase(args)
         try:
-            _run_index(workspace.indexer, args)
+            _run_index(workspace, args)
             for item in questions:
                 response = workspace.search(item["question"], top_k=args.top_k, filters=filters)
                 if args.json or args.queries:
@@ -242,13 +247,13 @@ def _rank(rank: int | None) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     with engine_errors():
-        indexer = _indexer(args)
+        workspace = _codebase(args, local=True)
         try:
-            if not indexer.status().files:
-                _run_index(indexer, args)
-            chunks = indexer.chunks(path=args.file, language=args.lang)
+            if not workspace.status().files:
+                _run_index(workspace, args)
+            chunks = workspace.chunks(path=args.file, language=args.lang)
         finally:
-            indexer.close()
+            workspace.close()
     for c in chunks:
         if args.json:
             print_json({
@@ -262,11 +267,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     with engine_errors():
-        indexer = _indexer(args)
+        workspace = _codebase(args, local=True)
         try:
-            status = indexer.status()
+            status = workspace.status()
         finally:
-            indexer.close()
+            workspace.close()
     if args.json:
         print_json(_status_json(status))
         return 0

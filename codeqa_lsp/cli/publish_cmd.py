@@ -55,7 +55,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             "already_published": report.already_published, "files": report.files_seen,
             "files_written": report.files_written, "chunks_total": report.chunks_total,
             "chunks_added": report.chunks_added, "embedded": report.embedded,
-            "reused": report.reused, "skipped": dict(report.skipped),
+            "reused": report.reused, "skipped": dict(report.skipped), "collected": vars(report.collected),
             "seconds": round(report.seconds, 3),
         })
     elif report.already_published:
@@ -71,6 +71,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
         )
         if report.skipped:
             print("  skipped: " + ", ".join(f"{k} {v}" for k, v in report.skipped.most_common()))
+        if report.collected.snapshots:
+            print(f"  old snapshots collected: {report.collected.snapshots} "
+                  f"({report.collected.chunks} chunk rows no kept snapshot used)")
     return 0
 
 

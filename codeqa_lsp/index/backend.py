@@ -19,18 +19,17 @@ the same behavioural tests against both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters
 
 
 @runtime_checkable
 class ChunkReader(Protocol):
-    """`filters` is a `retrieval.model.SearchFilters` (languages, path globs, kinds); typed
-    `Any` here because the index layer sits below retrieval and each store declares the
-    type it was written against (`Indexer`: SearchFilters, Postgres: `rows.FiltersLike`)."""
+    """`filters` narrow a search by language, path globs and kind (`filters.SearchFilters`)."""
 
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]: ...
 
@@ -40,10 +39,10 @@ class ChunkReader(Protocol):
 
     def file_hash(self, path: str) -> str | None: ...
 
-    def bm25(self, query: str, limit: int, filters: Any = None) -> list[tuple[Chunk, float]]: ...
+    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]: ...
 
     def dense_by_vector(
-        self, vector: np.ndarray, limit: int, filters: Any = None
+        self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None
     ) -> list[tuple[Chunk, float]]: ...
 
 

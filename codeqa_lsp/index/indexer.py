@@ -35,6 +35,7 @@ from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders import CountingEmbedder, Embedder, EmbedderError, create_embedder
 from codeqa_lsp.index.embedders.cache import EmbeddingCache
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
 from codeqa_lsp.index.store import (
     IndexReadOnly,
@@ -45,7 +46,6 @@ from codeqa_lsp.index.store import (
     label_for,
 )
 from codeqa_lsp.index.vectors import VectorStore
-from codeqa_lsp.retrieval.model import SearchFilters
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class Indexer:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root.resolve()
         self.settings = settings
-        self.index_dir = settings.index_dir_for(self.root) or default_index_dir(self.root)
+        self.index_dir = settings.configured_index_dir or default_index_dir(self.root)
         self.index_dir.mkdir(parents=True, exist_ok=True)
         self._base_embedder: Embedder = create_embedder(settings)
         self.embedder = CountingEmbedder(self._base_embedder)
@@ -364,6 +364,7 @@ class Indexer:
         removed = [cid for cid in old if cid not in new_ids]
         self.store.delete_chunks(conn, removed)
         inserted = self.store.insert_chunks(conn, [c for c in chunks if c.id not in old])
+        self.store.refresh_derived(conn, [c for c in chunks if c.id in old])
         self.store.refresh_file_text(conn, rel_path)
         self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
         update = UpdateReport(rel_path, len(inserted), len(removed), len(old) - len(removed))
@@ -472,6 +473,9 @@ class Indexer:
     def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         return self.store.file_document_counts(terms)
 
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        return self.store.file_sizes(paths)
+
     def indexed_paths(self) -> list[str]:
         return self.store.indexed_paths()
 
@@ -487,6 +491,11 @@ class Indexer:
         vector = np.asarray(self._base_embedder.embed([query]), dtype=np.float32)[0]
         vector.setflags(write=False)  # shared by every caller through the cache
         return vector
+
+    def vectors_for(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
+        """The stored vector of each chunk, None for one not embedded yet (progressive
+        indexing): lets a search score candidates the dense arm did not return."""
+        return self.vectors.vectors_or_none([label_for(i) for i in chunk_ids])
 
     def dense(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
         vector = self.embed_query(query)

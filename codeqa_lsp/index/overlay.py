@@ -8,10 +8,13 @@ files, then every saved file and dirty buffer the editor sends. Those paths are 
 for them only local results count (a file deleted locally shows nothing), for every other
 path the shared snapshot answers. Nothing of the unchanged tree is embedded locally.
 
-Failure: if the database is unreachable, slow (statement timeout) or has no snapshot for
-this repository, the overlay says so once (a `notice` in the next `IndexReport`, and a log
-warning) and becomes a plain local index: `index()` indexes the whole tree as usual. The
-next `index()` tries the database again.
+Failure: if the database is unreachable, slow (statement timeout), hung (no answer at all:
+the reader severs the connection, see `snapshot.READ_DEADLINE_SECONDS`) or has no snapshot
+for this repository, the overlay says so once and becomes a plain local index. Found at an
+index run, the notice goes in that `IndexReport`; found by a query, it goes at once to the
+notice listener a front registered (`set_notice_listener`; the language server shows it as
+a warning), the query is answered from the local index, and the whole tree is indexed
+locally in the background. The next `index()` tries the database again.
 
 Merging: dense scores are cosines of the same embedder on both sides, so they merge as
 they are. BM25 scores from FTS5 and `ts_rank` are on different scales, so each side is
@@ -30,11 +33,12 @@ from typing import Any
 import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
 from codeqa_lsp.index.pg import dsn, gitinfo
-from codeqa_lsp.index.pg.rows import FiltersLike
 from codeqa_lsp.index.pg.snapshot import SharedSnapshot, open_snapshot
+from codeqa_lsp.index.store import label_for
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,7 @@ def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndex
 
 
 class OverlayIndexer:
-    """Quacks like `Indexer` for retrieval, answering and the engine; anything not defined
+    """Quacks like `Indexer` for retrieval and the engine; anything not defined
     here (embedder, index_dir, chunk_text, embed_query...) is the local indexer's."""
 
     def __init__(self, local: Indexer, url: str) -> None:
@@ -70,7 +74,7 @@ class OverlayIndexer:
         self._notice: str | None = None
         self._fallback_reason: str | None = None
         self._background: threading.Thread | None = None
-        self.vectors = _OverlayVectors(self)
+        self._listener: Callable[[str], None] | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.local, name)
@@ -88,22 +92,35 @@ class OverlayIndexer:
         with self._lock:
             self._shadowed.update(paths)
 
+    def set_notice_listener(self, listener: Callable[[str], None] | None) -> None:
+        """`listener(one_line)` is called (from the querying thread; it must not block) when a
+        query finds the shared index unusable, instead of waiting for the next index run."""
+        self._listener = listener
+
     def _fall_back(self, reason: str, reindex: bool) -> None:
         """Say once that the shared index is unusable and serve from the local index; with
         `reindex`, index the whole tree locally in the background (a query found out)."""
         reason = " ".join(reason.split())  # one line: psycopg messages carry newlines
+        announce: str | None = None
         with self._lock:
             shared, self._shared = self._shared, None
             if self._fallback_reason is None:
                 self._fallback_reason = reason
                 self._notice = f"shared index unavailable ({reason}); using the local index"
                 log.warning("%s", self._notice)
+                if reindex and self._listener is not None:  # said now, not again at the next run
+                    announce, self._notice = self._notice, None
             if reindex and shared is not None and (self._background is None or not self._background.is_alive()):
                 self._background = threading.Thread(target=self._reindex_locally, daemon=True,
                                                     name="codeqa-local-fallback")
                 self._background.start()
         if shared is not None:
             shared.close()
+        if announce is not None and self._listener is not None:
+            try:
+                self._listener(announce)
+            except Exception:
+                log.exception("notice listener failed")
 
     def _reindex_locally(self) -> None:
         try:
@@ -274,19 +291,80 @@ class OverlayIndexer:
             return self.local.file_hash(rel_path)
         return self._shared_call(lambda s: s.file_hash(rel_path), None)
 
-    def bm25(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
-        local = _scaled(self.local.bm25(query, limit, filters))  # type: ignore[arg-type]
+    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        local = _scaled(self.local.bm25(query, limit, filters))
         shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25(query, limit, filters), [])))
         return _merge(local, shared, limit)
 
-    def dense(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+    def bm25_terms(self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        local = _scaled(self.local.bm25_terms(terms, limit, filters))
+        shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25_terms(terms, limit, filters), [])))
+        return _merge(local, shared, limit)
+
+    # Whole-file arms (the searcher's file ranking and long-query term selection): every
+    # method the searcher calls is defined here, so none reaches the local index alone
+    # through `__getattr__`.
+    def indexed_paths(self) -> list[str]:
+        hidden = self.shadowed()
+        shared = self._shared_call(lambda s: s.indexed_paths(), [])
+        return sorted(set(self.local.indexed_paths()) | {p for p in shared if p not in hidden})
+
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        hidden = self.shadowed()
+        local_paths = [p for p in paths if p in hidden]
+        shared_paths = [p for p in paths if p not in hidden]
+        out = self.local.definitions_in_paths(local_paths) if local_paths else []
+        if shared_paths:
+            out += self._shared_call(lambda s: s.definitions_in_paths(shared_paths), [])
+        return out
+
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        """A changed file's size from the local index, every other file's from the snapshot."""
+        hidden = self.shadowed()
+        local_paths = [p for p in paths if p in hidden]
+        shared_paths = [p for p in paths if p not in hidden]
+        out = self.local.file_sizes(local_paths) if local_paths else {}
+        if shared_paths:
+            out.update(self._shared_call(lambda s: s.file_sizes(shared_paths), {}))
+        return out
+
+    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        hidden = self.shadowed()
+        local = _scaled_paths(self.local.file_bm25(terms, limit))
+        shared = _scaled_paths([(p, s) for p, s in self._shared_call(lambda s: s.file_bm25(terms, limit), [])
+                                if p not in hidden])
+        merged: dict[str, float] = {}
+        for path, score in [*local, *shared]:
+            merged.setdefault(path, score)
+        return sorted(merged.items(), key=lambda item: -item[1])[:limit]
+
+    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """Local plus shared counts (a shadowed file may count on both sides: the IDF this
+        feeds only orders a long query's terms)."""
+        counts, total = self.local.file_document_counts(terms)
+        shared, shared_total = self._shared_call(lambda s: s.file_document_counts(terms), ({}, 0))
+        for term, n in shared.items():
+            counts[term] = counts.get(term, 0) + n
+        return counts, total + shared_total
+
+    def dense(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
         vector = self.local.embed_query(query)
         return [] if vector is None else self.dense_by_vector(vector, limit, filters)
 
-    def dense_by_vector(self, vector: np.ndarray, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
-        local = self.local.dense_by_vector(vector, limit, filters)  # type: ignore[arg-type]
+    def dense_by_vector(self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        local = self.local.dense_by_vector(vector, limit, filters)
         shared = self._visible(self._shared_call(lambda s: s.dense_by_vector(vector, limit, filters), []))
         return _merge(local, shared, limit)
+
+    def vectors_for(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
+        """For the search's cosine completion: a chunk's local vector when it has one, else
+        the shared one, else None."""
+        out = self.local.vectors_for(chunk_ids)
+        missing = [label_for(i) for i, v in zip(chunk_ids, out, strict=True) if v is None]
+        if missing:
+            found = self._shared_call(lambda s: s.vectors_by_label(missing), {})
+            out = [v if v is not None else found.get(label_for(i)) for v, i in zip(out, chunk_ids, strict=True)]
+        return out
 
     def close(self) -> None:
         with self._lock:
@@ -301,6 +379,11 @@ def _scaled(ranked: Sequence[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:
     return [(c, s / top) for c, s in ranked] if top > 0 else list(ranked)
 
 
+def _scaled_paths(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    top = max((s for _, s in ranked), default=0.0)
+    return [(p, s / top) for p, s in ranked] if top > 0 else list(ranked)
+
+
 def _merge(a: Sequence[tuple[Chunk, float]], b: Sequence[tuple[Chunk, float]], limit: int) -> list[tuple[Chunk, float]]:
     """Best first; a chunk id present on both sides keeps the local (first) entry."""
     seen: set[str] = set()
@@ -310,33 +393,3 @@ def _merge(a: Sequence[tuple[Chunk, float]], b: Sequence[tuple[Chunk, float]], l
             seen.add(chunk.id)
             out.append((chunk, score))
     return out[:limit]
-
-
-class _OverlayVectors:
-    """`get_vectors` over both sides, for the search's cosine completion: a label's local
-    vector when it has one, else the shared one, else None."""
-
-    def __init__(self, overlay: OverlayIndexer) -> None:
-        self.overlay = overlay
-
-    def __len__(self) -> int:
-        return len(self.overlay.local.vectors) + self.overlay._shared_chunks
-
-    def get_vectors(self, labels: Sequence[int]) -> list[np.ndarray | None]:
-        local = self.overlay.local.vectors
-        live = local.live_labels()
-        out: list[np.ndarray | None] = []
-        missing: list[int] = []
-        for label in labels:
-            if label in live:
-                try:
-                    out.append(np.asarray(local.get_vectors([label])[0], dtype=np.float32))
-                    continue
-                except RuntimeError:
-                    pass
-            out.append(None)
-            missing.append(label)
-        if missing:
-            found = self.overlay._shared_call(lambda s: s.vectors_by_label(missing), {})
-            out = [v if v is not None else found.get(label) for v, label in zip(out, labels, strict=True)]
-        return out

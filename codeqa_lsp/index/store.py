@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters, path_spec
 from codeqa_lsp.index.tokens import fts_match_expression, query_terms, token_stream
-from codeqa_lsp.retrieval.filters import path_spec
-from codeqa_lsp.retrieval.model import SearchFilters
 
 log = logging.getLogger(__name__)
 
@@ -275,6 +274,17 @@ class Store:
                 inserted.append(c)
         return inserted
 
+    def refresh_derived(self, conn: sqlite3.Connection, chunks: Iterable[Chunk]) -> None:
+        """Rewrite the columns derived from a kept chunk's code (`declaration`, `refs`).
+
+        A chunk's id hashes its path, symbol and text only, so after a chunker change
+        (`CHUNKER_VERSION`) that re-derives these, the re-chunked file keeps the old ids and
+        the old values would otherwise stay."""
+        conn.executemany(
+            "UPDATE chunks SET declaration = ?, refs = ? WHERE id = ?",
+            [(int(c.declaration), " ".join(c.refs), c.id) for c in chunks],
+        )
+
     def delete_chunks(self, conn: sqlite3.Connection, ids: Iterable[str]) -> int:
         removed = 0
         for chunk_id in ids:
@@ -373,6 +383,14 @@ class Store:
                 continue
             counts[term] = int(row[0])
         return counts, total
+
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        """Size in bytes of each indexed file among `paths` (absent paths are left out)."""
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        rows = self._reader().execute(f"SELECT path, size FROM files WHERE path IN ({marks})", list(paths))
+        return {path: int(size) for path, size in rows if size is not None and size > 0}
 
     def indexed_paths(self) -> list[str]:
         return [r[0] for r in self._reader().execute("SELECT path FROM files")]

@@ -345,6 +345,20 @@ class VectorStore:
         with self._lock:
             return np.asarray(self._index.get_items(labels), dtype=np.float32)
 
+    def vectors_or_none(self, labels: list[int]) -> list[np.ndarray | None]:
+        """Stored vectors by label, None for a label without one (not embedded yet, or
+        deleted): hnswlib raises for the whole batch then, so fall back to one by one."""
+        try:
+            return list(self.get_vectors(labels))
+        except RuntimeError:
+            rows: list[np.ndarray | None] = []
+            for label in labels:
+                try:
+                    rows.append(self.get_vectors([label])[0])
+                except RuntimeError:
+                    rows.append(None)
+            return rows
+
 
 def _describe(identity: dict[str, str | int]) -> str:
     return f"{identity.get('embedder')}/{identity.get('model')}/{identity.get('dim')}"

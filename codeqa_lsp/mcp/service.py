@@ -22,6 +22,7 @@ from codeqa_lsp.chunking.ignore import WorkspaceFilter
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.engine import CodeBase
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.mcp.freshness import IndexKeeper
 from codeqa_lsp.mcp.paths import (
     ResolvedFile,
@@ -47,7 +48,6 @@ from codeqa_lsp.mcp.results import (
     snippet,
     trim,
 )
-from codeqa_lsp.retrieval.model import SearchFilters
 
 log = logging.getLogger(__name__)
 

@@ -1,20 +1,11 @@
-"""Search requests and results, free of any storage or protocol types."""
+"""Search results, free of any storage or protocol types (the request's filters are
+`index.filters.SearchFilters`: the index applies them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codeqa_lsp.chunking.model import Chunk, ChunkKind
-
-
-@dataclass(frozen=True)
-class SearchFilters:
-    languages: tuple[str, ...] = ()
-    path_globs: tuple[str, ...] = ()  # gitignore-style globs over workspace-relative paths
-    kinds: tuple[ChunkKind, ...] = ()
-
-    def is_empty(self) -> bool:
-        return not (self.languages or self.path_globs or self.kinds)
+from codeqa_lsp.chunking.model import Chunk
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,8 @@ class QueryPriors:
             # A pasted issue or traceback is not *asking for* tests or docs even when it says
             # "test" ten times (every pytest issue does); the fix is in the library code.
             self.factors = dict(LONG_QUERY_FACTORS)
+            self.asks_for_declarations = False
+            self.declaration = DECLARATION_PRIOR
             return
         words = set(tokenize(query))
         self.factors = {

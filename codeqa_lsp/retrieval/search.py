@@ -21,17 +21,17 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
+from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms, tokenize
 from codeqa_lsp.retrieval import graph as structure
-from codeqa_lsp.retrieval.filters import chunk_passes
 from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
-from codeqa_lsp.retrieval.model import SearchFilters, SearchHit, SearchResponse
+from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
 from codeqa_lsp.retrieval.priors import QueryPriors, is_non_code, path_kind
 from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
@@ -216,31 +216,15 @@ class HybridSearcher:
         want. Costs one small matrix product; chunks without a vector yet (progressive
         indexing) simply get none.
         """
-        from codeqa_lsp.index.store import label_for
-
         missing = [c for c, _ in arms.bm25 if c.id not in arms.cosines]
         vector = self.indexer.embed_query(query) if missing else None
         if vector is None:
             return {}
         found: dict[str, float] = {}
-        for chunk, row in zip(missing, self._vectors([label_for(c.id) for c in missing]), strict=True):
+        for chunk, row in zip(missing, self.indexer.vectors_for([c.id for c in missing]), strict=True):
             if row is not None:
                 found[chunk.id] = float(row @ vector)
         return found
-
-    def _vectors(self, labels: list[int]) -> list[Any]:
-        """Stored vectors by label, None for labels without one (not embedded yet)."""
-        store = self.indexer.vectors
-        try:
-            return list(store.get_vectors(labels))
-        except RuntimeError:  # some label has no vector: fetch one by one
-            rows: list[Any] = []
-            for label in labels:
-                try:
-                    rows.append(store.get_vectors([label])[0])
-                except RuntimeError:
-                    rows.append(None)
-            return rows
 
     # -- fusion and the fast path --------------------------------------------------------------
     def _hybrid(
@@ -296,7 +280,11 @@ class HybridSearcher:
                 candidates.append((chunk, 0.0))
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
         priors = QueryPriors(query, long_query=arms.long_query)
-        return rerank(candidates, files, evidence, priors, weights)
+        # Short questions want a definition: the file term counts only the rest of its file
+        # (`rerank.rest_of_files`). A pasted issue wants files: whole-file evidence stays whole.
+        sizes = {} if arms.long_query else self.indexer.file_sizes(
+            list({c.path for c, _ in candidates if c.path in files}))
+        return rerank(candidates, files, evidence, priors, weights, sizes)
 
     def _short_weights(self, arms: _Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the

@@ -18,6 +18,7 @@ from codeqa_lsp import __version__
 from codeqa_lsp.secret_shapes import LOG_REDACTED
 from codeqa_lsp.secret_shapes import redact as redact_secrets
 from codeqa_lsp.server.framing import DEFAULT_MAX_MESSAGE_BYTES
+from codeqa_lsp.server.transport import DEFAULT_AUTH_TIMEOUT_SECONDS
 
 SWITCH_INTERVAL_SECONDS = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -82,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="TCP: serve N client sessions one after another, then exit (default 1)",
     )
     parser.add_argument(
+        "--auth-timeout", type=float, default=DEFAULT_AUTH_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help="TCP: close a connection that has not authenticated within this time (default 10)",
+    )
+    parser.add_argument(
         "--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N",
         help="refuse (-32600) and skip any message larger than this (default 64 MB)",
     )
@@ -107,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Indexing runs in threads next to hover and search; a 1 ms GIL switch interval (5 ms by
     # default) lets those short reads get the interpreter back quickly mid-index.
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
-    from codeqa_lsp.server.app import build_server, prewarm_engine
+    from codeqa_lsp.server.setup import build_server, prewarm_engine
 
     prewarm_engine()
     from codeqa_lsp.server import transport
@@ -125,7 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if written is not None:
             sys.stderr.write(f"codeqa-lsp: TCP token written to {written}\n")
-        transport.serve_tcp(server, host, port, token, args.max_message_bytes, args.max_clients)
+        transport.serve_tcp(server, host, port, token, args.max_message_bytes, args.max_clients,
+                            args.auth_timeout)
     else:
         transport.serve_stdio(server, args.max_message_bytes)
     # LSP: exit code 0 only when `shutdown` came first. By now `shutdown` has persisted and

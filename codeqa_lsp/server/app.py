@@ -1,15 +1,19 @@
-"""Server construction, typed settings, lifecycle and workspace folders.
+"""The server object: typed settings, executors, background tasks and the folder manager.
 
-Handlers stay thin: this module turns LSP lifecycle messages into calls on the
-`FolderManager` (indexing.py), and every feature lives in its own module with a
-`register(server)` function. All blocking engine work runs in the server's own executors,
-never on the event loop and never in pygls's thread pool (which also reads stdin):
+This module imports no feature: every feature (lifecycle.py, documents.py, commands.py, ...)
+imports `CodeQAServer` from here and registers its handlers in `register(server)`, and
+setup.py is the one place that lists them. All blocking engine work runs in the server's
+own executors, never on the event loop and never in pygls's thread pool (which also reads
+stdin):
 
 - `read_pool` (small): hover, search, workspace symbols, code lens chunking: latency-sensitive
   reads that must not queue behind a full index;
 - `work_pool`: answer generation (ask / explain) and background explanations;
-- one single-thread writer per folder (indexing.py): index runs and file updates, serialised
+- one single-thread writer per folder (folders.py): index runs and file updates, serialised
   so saves during a full index queue up behind it instead of being lost.
+
+Work a handler starts but does not wait for (a citation popup, a hover's background
+explanation) is owned here too, so shutdown cancels and awaits it in one place.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -29,7 +33,8 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from codeqa_lsp import __version__
-from codeqa_lsp.config import Settings
+from codeqa_lsp.config import PROVENANCE_FIELDS, SETTINGS, USER_ONLY_FIELDS, Settings
+from codeqa_lsp.server.indexing import FolderManager
 from codeqa_lsp.server.protocol import PARSE_ERROR, RobustProtocol, strict_converter
 
 logger = logging.getLogger(__name__)
@@ -37,10 +42,9 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CONFIG_SECTION = "codeqa"
-_RESERVED_OPTION = "clientFeatures"
+CLIENT_FEATURES_OPTION = "clientFeatures"
 # Settings the launching client took from *user* scope only (README "Privacy").
 USER_SETTINGS_OPTION = "userSettings"
-_PROVENANCE = (("baseUrl", "base_url"), ("embeddingBaseUrl", "embedding_base_url"), ("apiKey", "api_key"))
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,6 @@ class CodeQAServer(LanguageServer):
             protocol_cls=RobustProtocol,
             converter_factory=strict_converter,
         )
-        from codeqa_lsp.server.indexing import FolderManager
-
         self.init_options: dict[str, Any] = {}
         self.pulled_config: dict[str, Any] = {}
         # From the command line (`--base-url`): trusted like user settings.
@@ -93,6 +95,10 @@ class CodeQAServer(LanguageServer):
         self.progress_cancellers: dict[types.ProgressToken, threading.Event] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self._reported_problems: set[str] = set()
+        # Handler work nobody awaits: tasks on the event loop, keyed jobs in the work pool.
+        self.background: set[asyncio.Task[Any]] = set()
+        self._running_once: set[Hashable] = set()
+        self._running_once_lock = threading.Lock()
 
     @property
     def robust(self) -> RobustProtocol:
@@ -110,6 +116,48 @@ class CodeQAServer(LanguageServer):
         """Schedule `fn` on the event loop from any thread (notifications from workers)."""
         if self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(fn, *args)
+
+    # -- background work ----------------------------------------------------------------------
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run `coro` on the event loop without awaiting it; shutdown cancels and awaits it.
+
+        The event loop keeps only weak references to tasks, so the set also keeps a running
+        task from being garbage-collected mid-way.
+        """
+        task = asyncio.get_running_loop().create_task(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+        return task
+
+    def submit_once(self, key: Hashable, fn: Callable[[], None]) -> None:
+        """Run `fn` in the work pool unless a job with the same `key` is still running.
+
+        A hover repeated on one definition must start its explanation once, not once per hover.
+        """
+        with self._running_once_lock:
+            if key in self._running_once:
+                return
+            self._running_once.add(key)
+
+        def run() -> None:
+            try:
+                fn()
+            finally:
+                with self._running_once_lock:
+                    self._running_once.discard(key)
+
+        try:
+            self.work_pool.submit(run)
+        except RuntimeError:  # shutting down
+            with self._running_once_lock:
+                self._running_once.discard(key)
+
+    async def stop_background(self) -> None:
+        """Cancel the background tasks and wait until they have finished (`shutdown`)."""
+        tasks = list(self.background)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def new_token(self, prefix: str) -> str:
         return f"codeqa-{prefix}-{uuid.uuid4().hex[:12]}"
@@ -151,28 +199,31 @@ class CodeQAServer(LanguageServer):
         repository's own settings file, so endpoints and keys from there are marked
         workspace-scoped (`Settings.key_for_endpoint` keeps the user's key from them).
         """
-        reserved = {_RESERVED_OPTION, USER_SETTINGS_OPTION}
-        workspace = {k: v for k, v in self.init_options.items() if k not in reserved}
-        workspace.update({k: v for k, v in self.pulled_config.items() if v is not None})
+        reserved = {CLIENT_FEATURES_OPTION, USER_SETTINGS_OPTION}
+        from_workspace = {k: v for k, v in self.init_options.items() if k not in reserved}
+        from_workspace.update({k: v for k, v in self.pulled_config.items() if v is not None})
         user = self.init_options.get(USER_SETTINGS_OPTION)
         if user is not None and not isinstance(user, dict):
             self.report_settings_problems([f"{USER_SETTINGS_OPTION} must be an object; ignored"])
             user = None
         trusted = {**(user or {}), **self.trusted_settings}
-        settings, problems = Settings.from_wire({**workspace, **trusted})
+        settings, problems = Settings.from_wire({**from_workspace, **trusted})
         self.report_settings_problems(problems)
+        def given(source: dict[str, Any], name: str) -> bool:
+            return any(source.get(k) is not None for k in (SETTINGS[name].wire, name))
+
         scoped = frozenset(
-            name for camel, name in _PROVENANCE
-            if any(workspace.get(k) is not None for k in (camel, name))
-            and not any(trusted.get(k) is not None for k in (camel, name))
+            name for name in PROVENANCE_FIELDS
+            if given(from_workspace, name) and not given(trusted, name)
         )
-        if settings.store and trusted.get("store") is None:
-            # A shared index sees every question (query text and vector): a repository's own
-            # settings file must not choose where they go (README "Privacy").
-            self.report_settings_problems(
-                ["'store' is only taken from user settings or the command line; ignored"]
-            )
-            settings = settings.replace(store=None)
+        for name in USER_ONLY_FIELDS:
+            if getattr(settings, name) != SETTINGS[name].default and not given(trusted, name):
+                # e.g. a shared index sees every question (query text and vector): a
+                # repository's own settings file must not choose where they go (README "Privacy").
+                self.report_settings_problems(
+                    [f"'{SETTINGS[name].wire}' is only taken from user settings or the command line; ignored"]
+                )
+                settings = settings.replace(**{name: SETTINGS[name].default})
         return settings.replace(workspace_scoped=scoped)
 
     async def pull_configuration(self) -> None:
@@ -210,165 +261,8 @@ class CodeQAServer(LanguageServer):
             self._server.close()
 
     def shutdown_pools(self) -> None:
+        """Stop the executors without waiting: a cancelled answer may sit in a network timeout."""
+        for task in list(self.background):  # `exit` without `shutdown`: nobody awaits them
+            task.cancel()
         self.read_pool.shutdown(wait=False, cancel_futures=True)
         self.work_pool.shutdown(wait=False, cancel_futures=True)
-
-
-# -- lifecycle handlers ---------------------------------------------------------------------------
-
-async def on_initialize(ls: CodeQAServer, params: types.InitializeParams) -> None:
-    """Read settings and folders; answer at once (indexing starts after `initialized`)."""
-    ls.loop = asyncio.get_running_loop()
-    options = params.initialization_options
-    if options is not None and not isinstance(options, dict):
-        ls.report_settings_problems(
-            [f"initializationOptions must be an object, got {type(options).__name__}; using defaults"]
-        )
-        options = {}
-    ls.init_options = dict(options or {})
-    ls.client_features = ClientFeatures.from_wire(ls.init_options.get(_RESERVED_OPTION))
-    ls.client_name = params.client_info.name if params.client_info else ""
-    ls.settings = ls.effective_settings()
-    for folder in _initial_folders(params):
-        ls.folders.add_folder(folder.uri, folder.name)
-
-
-def _initial_folders(params: types.InitializeParams) -> list[types.WorkspaceFolder]:
-    if params.workspace_folders:
-        return list(params.workspace_folders)
-    root_uri = params.root_uri
-    if root_uri is None and params.root_path:
-        from pathlib import Path
-
-        from codeqa_lsp.server.convert import file_uri
-
-        root_uri = file_uri(Path(params.root_path))
-    if root_uri:
-        return [types.WorkspaceFolder(uri=root_uri, name=root_uri.rstrip("/").rsplit("/", 1)[-1])]
-    return []
-
-
-async def on_initialized(ls: CodeQAServer, params: types.InitializedParams) -> None:
-    await ls.pull_configuration()
-    ls.settings = ls.effective_settings()
-    await _register_dynamic_capabilities(ls)
-    ls.folders.start_all()
-
-
-async def _register_dynamic_capabilities(ls: CodeQAServer) -> None:
-    registrations: list[types.Registration] = []
-    if client_capability(ls, "workspace.did_change_configuration.dynamic_registration") is True:
-        registrations.append(
-            types.Registration(
-                id="codeqa-configuration",
-                method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-                register_options=types.DidChangeConfigurationRegistrationOptions(section=CONFIG_SECTION),
-            )
-        )
-    if client_capability(ls, "workspace.did_change_watched_files.dynamic_registration") is True:
-        registrations.append(
-            types.Registration(
-                id="codeqa-watched-files",
-                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
-                ),
-            )
-        )
-    if not registrations:
-        return
-    try:
-        await ls.client_register_capability_async(types.RegistrationParams(registrations=registrations))
-    except Exception as exc:
-        logger.warning("client/registerCapability failed: %s", exc)
-
-
-async def on_did_change_configuration(
-    ls: CodeQAServer, params: types.DidChangeConfigurationParams
-) -> None:
-    """Re-read settings; restart (and re-index) folders only when something changed."""
-    settings = params.settings
-    if isinstance(settings, dict) and isinstance(settings.get(CONFIG_SECTION), dict):
-        ls.pulled_config = settings[CONFIG_SECTION]
-    else:
-        await ls.pull_configuration()
-    new = ls.effective_settings()
-    if new != ls.settings:
-        ls.settings = new
-        ls.folders.apply_settings(new)
-
-
-async def on_did_change_workspace_folders(
-    ls: CodeQAServer, params: types.DidChangeWorkspaceFoldersParams
-) -> None:
-    for removed in params.event.removed or []:
-        await ls.folders.remove_folder(removed.uri)
-    for added in params.event.added or []:
-        folder = ls.folders.add_folder(added.uri, added.name)
-        if folder is not None:
-            ls.folders.start_index(folder)
-
-
-async def on_progress_cancel(ls: CodeQAServer, params: types.WorkDoneProgressCancelParams) -> None:
-    event = ls.progress_cancellers.get(params.token)
-    if event is not None:
-        event.set()
-
-
-async def on_shutdown(ls: CodeQAServer, params: None) -> None:
-    """Stop indexing, apply queued saves, persist and close every index."""
-    await ls.folders.close_all()
-    ls.shutdown_pools()
-
-
-def on_exit(ls: CodeQAServer, params: None) -> None:
-    """`exit` without `shutdown` (client crashed): stop workers without waiting for them."""
-    ls.folders.abort_all()
-    ls.shutdown_pools()
-
-
-_ENGINE_MODULES = (
-    "codeqa_lsp.engine",
-    "codeqa_lsp.index.indexer",
-    "codeqa_lsp.retrieval.search",
-    "codeqa_lsp.answering.ask",
-    "codeqa_lsp.chunking.chunker",
-    "codeqa_lsp.chunking.scanner",
-)
-
-
-def prewarm_engine() -> threading.Thread:
-    """Import the engine in the background while the client and server shake hands.
-
-    Opening the first workspace otherwise starts with a second or more of imports (numpy,
-    tree-sitter grammars, hnswlib, SQLite FTS); overlapping them with the server's own start
-    shortens the time to the first answer.
-    """
-    import importlib
-
-    def run() -> None:
-        for name in _ENGINE_MODULES:
-            try:
-                importlib.import_module(name)
-            except Exception as exc:  # the folder that needs it reports the failure
-                logger.warning("pre-importing %s failed: %s", name, exc)
-
-    thread = threading.Thread(target=run, name="codeqa-prewarm", daemon=True)
-    thread.start()
-    return thread
-
-
-def build_server() -> CodeQAServer:
-    from codeqa_lsp.server import codelens, commands, conversations, documents, hover, symbols
-
-    server = CodeQAServer()
-    server.feature(types.INITIALIZE)(on_initialize)
-    server.feature(types.INITIALIZED)(on_initialized)
-    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(on_did_change_configuration)
-    server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(on_did_change_workspace_folders)
-    server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)(on_progress_cancel)
-    server.feature(types.SHUTDOWN)(on_shutdown)
-    server.feature(types.EXIT)(on_exit)
-    for module in (documents, commands, conversations, hover, codelens, symbols):
-        module.register(server)
-    return server

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from codeqa_lsp.server.documents import document_text
+from codeqa_lsp.server.buffers import document_text
 
 if TYPE_CHECKING:
     from codeqa_lsp.server.app import CodeQAServer
@@ -37,25 +37,15 @@ def lens_command(title: str, uri: str, line: int) -> types.Command:
 
 def compute_lenses(ls: CodeQAServer, uri: str) -> list[types.CodeLens]:
     """(read pool) One lens per definition of the buffer, first line of each."""
-    found = ls.folders.folder_for_uri(uri)
-    ready = ls.folders.ready()
-    if found is not None and found[0].workspace is not None:
-        workspace, path = found[0].workspace, found[1]
-    elif ready and found is None:
-        from codeqa_lsp.server.convert import uri_to_path
-
-        file_path = uri_to_path(uri)
-        if file_path is None:
-            return []
-        workspace, path = ready[0][1], file_path
-    else:
+    served = ls.folders.workspace_for(uri)
+    if served is None:
         return []
     text = document_text(ls, uri)
     if not text:
         return []
     title = lens_title(ls.client_name)
     lenses = []
-    for chunk in workspace.chunk_text(path, text):
+    for chunk in served.codebase.chunk_text(served.path, text):
         if chunk.kind not in LENS_KINDS or chunk.part > 0:
             continue
         line = chunk.start_line - 1

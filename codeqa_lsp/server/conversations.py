@@ -20,15 +20,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codeqa_lsp.server import commands
 from codeqa_lsp.server.app import CodeQAServer
-from codeqa_lsp.server.commands import (
+from codeqa_lsp.server.arguments import (
     RequestFailed,
     command_object,
+    declare_shapes,
+    get_bool,
     get_str,
-    pick_workspace,
-    stream_answer,
+    request_id,
+    search_filters,
 )
+from codeqa_lsp.server.queries import pick_codebase, stream_answer
 
 if TYPE_CHECKING:
     from codeqa_lsp.answering.conversation import Thread
@@ -38,7 +40,7 @@ NEW, CONTINUE, LIST, GET, CLEAR = (
     "codeqa.conversation.new", "codeqa.conversation.continue", "codeqa.conversation.list",
     "codeqa.conversation.get", "codeqa.conversation.clear",
 )
-commands.SHAPES.update({
+declare_shapes({
     NEW: "[{title?: string}]",
     CONTINUE: "[{question: string, threadId?: string, newThread?: bool, path?: string, language?: string, "
               "requestId?: string}]",
@@ -54,18 +56,18 @@ def _with_root(root: Path, data: dict[str, Any]) -> dict[str, Any]:
 
 async def _find(ls: CodeQAServer, thread_id: str) -> tuple[Path, CodeBase, Thread] | None:
     await ls.folders.wait_open()
-    for folder, workspace in ls.folders.ready():
-        thread = await ls.run_read(workspace.conversations.get, thread_id)
+    for folder, codebase in ls.folders.ready():
+        thread = await ls.run_read(codebase.conversations.get, thread_id)
         if thread is not None:
-            return folder.root, workspace, thread
+            return folder.root, codebase, thread
     return None
 
 
 async def new(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     obj = command_object(NEW, args, required=False)
     title = get_str(NEW, obj, "title") or ""
-    root, workspace, _ = await pick_workspace(ls, None)
-    thread = await ls.run_read(workspace.conversations.new, title, ls.client_name)
+    root, codebase, _ = await pick_codebase(ls, None)
+    thread = await ls.run_read(codebase.conversations.new, title, ls.client_name)
     return _with_root(root, thread.summary())
 
 
@@ -76,42 +78,38 @@ async def continue_(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     thread_id = get_str(CONTINUE, obj, "threadId")
     path = get_str(CONTINUE, obj, "path")
     language = get_str(CONTINUE, obj, "language")
-    request_id = commands._request_id(CONTINUE, obj)
-    new_thread = obj.get("newThread", False)
-    if not isinstance(new_thread, bool):
-        raise commands._bad(CONTINUE, "'newThread' must be a boolean")
+    rid = request_id(CONTINUE, obj)
+    new_thread = get_bool(CONTINUE, obj, "newThread")
     if thread_id:
         found = await _find(ls, thread_id)
         if found is None:
             raise RequestFailed(f"no conversation {thread_id!r} (it may have been cleared)")
-        root, workspace, found_thread = found
+        root, codebase, found_thread = found
         glob = path
         active_id = found_thread.id
     else:
-        root, workspace, glob = await pick_workspace(ls, path)
-        store = workspace.conversations
+        root, codebase, glob = await pick_codebase(ls, path)
+        store = codebase.conversations
         latest = None if new_thread else await ls.run_read(store.latest, ls.client_name)
         if latest is None:
             latest = await ls.run_read(store.new, question, ls.client_name)
         active_id = latest.id
-    filters = commands._filters(glob, language)
+    filters = search_filters(glob, language)
     result, _ = await stream_answer(
         ls, root,
-        lambda cancel: workspace.ask_in_thread_stream(question, active_id, filters=filters, cancel=cancel),
-        request_id,
+        lambda cancel: codebase.ask_in_thread_stream(question, active_id, filters=filters, cancel=cancel),
+        rid,
     )
     return {**result, "threadId": active_id}
 
 
 async def list_(ls: CodeQAServer, *args: Any) -> list[dict[str, Any]]:
     obj = command_object(LIST, args, required=False)
-    only_client = obj.get("client", False)
-    if not isinstance(only_client, bool):
-        raise commands._bad(LIST, "'client' must be a boolean")
+    only_client = get_bool(LIST, obj, "client")
     await ls.folders.wait_open()
     summaries: list[dict[str, Any]] = []
-    for folder, workspace in ls.folders.ready():
-        threads = await ls.run_read(workspace.conversations.list, ls.client_name if only_client else None)
+    for folder, codebase in ls.folders.ready():
+        threads = await ls.run_read(codebase.conversations.list, ls.client_name if only_client else None)
         summaries.extend(_with_root(folder.root, t.summary()) for t in threads)
     return sorted(summaries, key=lambda s: s["updated"], reverse=True)
 
@@ -132,8 +130,8 @@ async def clear(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     thread_id = get_str(CLEAR, obj, "threadId")
     await ls.folders.wait_open()
     cleared = 0
-    for _, workspace in ls.folders.ready():
-        cleared += await ls.run_read(workspace.conversations.clear, thread_id)
+    for _, codebase in ls.folders.ready():
+        cleared += await ls.run_read(codebase.conversations.clear, thread_id)
     return {"cleared": cleared}
 
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.server.buffers import document_text
 from codeqa_lsp.server.convert import file_uri, line_link, link_citations
-from codeqa_lsp.server.documents import document_text
 
 if TYPE_CHECKING:
     from codeqa_lsp.engine import CodeBase
@@ -32,10 +31,6 @@ MAX_DOC_CHARS = 1200
 MAX_IDENTIFIER = 256
 _BEFORE = re.compile(r"[A-Za-z_0-9.]*$")
 _AFTER = re.compile(r"^[A-Za-z_0-9]*")
-
-_explaining: set[tuple[str, str]] = set()
-_explaining_lock = threading.Lock()
-
 
 def identifier_at(line: str, column: int) -> tuple[str, str | None] | None:
     """(name, qualifier) of the dotted identifier at `column`: `cfg.load|` → (load, cfg)."""
@@ -87,16 +82,10 @@ def definition_markdown(root: Path, chunk: Chunk) -> str:
 
 def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types.Hover | None:
     """(read pool) The hover for `position`, or None when there is nothing to show."""
-    found = ls.folders.folder_for_uri(uri)
-    ready = ls.folders.ready()
-    workspace: CodeBase | None = found[0].workspace if found is not None else None
-    if found is not None and workspace is not None:
-        folder, path = found
-        root, current = folder.root, folder.relpath(path)
-    elif ready:
-        root, workspace, current = ready[0][0].root, ready[0][1], None
-    else:
+    served = ls.folders.workspace_for(uri)
+    if served is None:
         return None
+    root, codebase, current = served.folder.root, served.codebase, served.rel
     text = document_text(ls, uri)
     if not text:
         return None
@@ -108,11 +97,11 @@ def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types
     if ident is None:
         return None
     name, qualifier = ident
-    definitions = rank_definitions(workspace.definitions(name), name, qualifier, current)
+    definitions = rank_definitions(codebase.definitions(name), name, qualifier, current)
     if not definitions:
         return None
     sections = [definition_markdown(root, chunk) for chunk in definitions]
-    explanation = _explanation(ls, root, workspace, definitions[0])
+    explanation = _explanation(ls, root, codebase, definitions[0])
     if explanation:
         sections.insert(1, explanation)
     return types.Hover(
@@ -120,40 +109,29 @@ def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types
     )
 
 
-def _explanation(ls: CodeQAServer, root: Path, workspace: CodeBase, chunk: Chunk) -> str | None:
+def _explanation(ls: CodeQAServer, root: Path, codebase: CodeBase, chunk: Chunk) -> str | None:
     try:
-        cached = workspace.cached_explanation(chunk.path, chunk.start_line)
+        cached = codebase.cached_explanation(chunk.path, chunk.start_line)
     except Exception:
         logger.exception("reading the cached explanation of %s failed", chunk.symbol)
         return None
     if cached is not None:
         return "**Explanation**\n\n" + link_citations(cached.text, root, cached.citations)
     if ls.settings.hover_explanations:
-        _explain_in_background(ls, workspace, chunk)
+        _explain_in_background(ls, codebase, chunk)
     return None
 
 
-def _explain_in_background(ls: CodeQAServer, workspace: CodeBase, chunk: Chunk) -> None:
-    key = (str(workspace.root), chunk.id)
-    with _explaining_lock:
-        if key in _explaining:
-            return
-        _explaining.add(key)
+def _explain_in_background(ls: CodeQAServer, codebase: CodeBase, chunk: Chunk) -> None:
+    """Generate the explanation the next hover shows; at most one run per definition."""
 
     def run() -> None:
         try:
-            workspace.explain(chunk.path, chunk.start_line)
+            codebase.explain(chunk.path, chunk.start_line)
         except Exception:
             logger.exception("background explanation of %s failed", chunk.symbol)
-        finally:
-            with _explaining_lock:
-                _explaining.discard(key)
 
-    try:
-        ls.work_pool.submit(run)
-    except RuntimeError:  # shutting down
-        with _explaining_lock:
-            _explaining.discard(key)
+    ls.submit_once(("explain", str(codebase.root), chunk.id), run)
 
 
 async def hover(ls: CodeQAServer, params: types.HoverParams) -> types.Hover | None:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from codeqa_lsp.server.commands import merged_search
 from codeqa_lsp.server.convert import symbol_information
+from codeqa_lsp.server.queries import merged_search
 
 if TYPE_CHECKING:
     from codeqa_lsp.server.app import CodeQAServer

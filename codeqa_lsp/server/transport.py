@@ -42,6 +42,12 @@ logger = logging.getLogger(__name__)
 
 TOKEN_ENV = "CODEQA_LSP_TOKEN"
 TOKEN_OPTION = "authToken"
+# A connection that has not authenticated after this long is closed. It cannot take the
+# session (only authenticating does), but without a deadline a peer that connects and sends
+# nothing, or drips a header byte at a time, holds a socket and a reader task forever. Ten
+# seconds is far above what a local editor needs (initialize is its first write, sent within
+# milliseconds of connecting) and short enough that a flood of idle sockets drains quickly.
+DEFAULT_AUTH_TIMEOUT_SECONDS = 10.0
 AUTH_FAILED = -32001  # implementation-defined server error range
 
 
@@ -167,8 +173,12 @@ def authenticates(message: Any, token: str) -> bool:
 def serve_tcp(
     server: Any, host: str, port: int, token: str,
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, max_clients: int = 1,
+    auth_timeout: float = DEFAULT_AUTH_TIMEOUT_SECONDS,
 ) -> None:
-    """Serve authenticated clients one at a time; stop after `max_clients` sessions."""
+    """Serve authenticated clients one at a time; stop after `max_clients` sessions.
+
+    A connection must authenticate within `auth_timeout` seconds or it is closed.
+    """
     server._stop_event = stop_event = threading.Event()
     state = {"busy": False, "sessions": 0}
 
@@ -180,7 +190,8 @@ def serve_tcp(
                                      "Invalid Request: this server already serves a client"))
             await _close(writer)
             return
-        authenticated = await _session(server, reader, writer, token, max_bytes, stop_event, state)
+        authenticated = await _session(
+            server, reader, writer, token, max_bytes, stop_event, state, auth_timeout)
         if authenticated:
             state["busy"] = False
             if state["sessions"] >= max_clients or stop_event.is_set():
@@ -200,7 +211,7 @@ def serve_tcp(
 
 async def _session(
     server: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str,
-    max_bytes: int, stop_event: threading.Event, state: dict[str, Any],
+    max_bytes: int, stop_event: threading.Event, state: dict[str, Any], auth_timeout: float,
 ) -> bool:
     """One connection; True if it authenticated (and so held the server's one session).
 
@@ -209,6 +220,17 @@ async def _session(
     """
     authed = False
     closed = False
+
+    def expire() -> None:
+        nonlocal closed
+        if authed or closed:
+            return
+        logger.warning("closed a TCP connection from %s: no authentication within %.0f s",
+                       writer.get_extra_info("peername"), auth_timeout)
+        closed = True
+        writer.close()
+
+    deadline = asyncio.get_running_loop().call_later(auth_timeout, expire)
 
     def deliver(message: Any) -> None:
         nonlocal authed, closed
@@ -236,10 +258,13 @@ async def _session(
             server.protocol.set_writer(writer)
         _deliver(server)(message)
 
-    await read_messages(
-        _StreamReader(reader), deliver, writer.write, max_bytes,
-        lambda: closed or stop_event.is_set(),
-    )
+    try:
+        await read_messages(
+            _StreamReader(reader), deliver, writer.write, max_bytes,
+            lambda: closed or stop_event.is_set(),
+        )
+    finally:
+        deadline.cancel()
     await _close(writer)
     return authed
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codeqa_lsp.config import Settings
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.indexer import Indexer, default_index_dir
-from codeqa_lsp.retrieval.model import SearchFilters
 from tests.index.conftest import snapshot
 
 MakeWorkspace = Callable[..., Path]

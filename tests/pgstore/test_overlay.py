@@ -211,3 +211,116 @@ def test_slow_database_times_out_and_falls_back(tmp_path: Path, pg_server: PgSer
         assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
     finally:
         ws.close()
+
+
+def test_hung_database_is_cut_off_and_said_once_to_the_listener(tmp_path: Path, pg_server: PgServer) -> None:
+    """A server that stops answering altogether (its backends frozen: no statement timeout
+    can fire) costs one query the read deadline, then the listener hears it once and the
+    workspace answers locally; nothing waits for the frozen server again."""
+    import os
+    import signal
+
+    import psycopg
+
+    pg_server.admin("CREATE DATABASE codeqa_hung")
+    url = pg_server.url("codeqa_hung")
+    root = _published_checkout(tmp_path, url)
+    ws = _workspace(root, tmp_path, url)
+    heard: list[str] = []
+    ws.set_notice_listener(heard.append)
+    frozen: list[int] = []
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+        with psycopg.connect(url, autocommit=True) as admin:
+            frozen = [r[0] for r in admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = 'codeqa_hung' "
+                "AND application_name = 'codeqa-lsp'").fetchall()]
+        assert frozen
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        response = ws.search("xylophone partition")
+        assert response.hits and response.hits[0].chunk.path == "app/auth.py"
+        assert overlay.shared is None
+        assert len(heard) == 1 and "shared index unavailable" in heard[0] and "\n" not in heard[0]
+        ws.search("xylophone partition")
+        assert len(heard) == 1  # said once
+        background = overlay._background
+        assert background is not None
+        background.join()
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+        ws.close()
+
+
+def test_every_text_arm_of_the_search_reads_the_shared_snapshot(tmp_path: Path, pg_url: str) -> None:
+    """The searcher's keyword arm, file ranking, long-query IDF and path list all see the
+    shared files (none of them may fall through to the local index alone), and local
+    versions still replace shared ones."""
+    root = _published_checkout(tmp_path, pg_url)
+    ws = _workspace(root, tmp_path, pg_url)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        keyword = overlay.bm25_terms(["retrywithbackoff", "backoff"], 5)
+        assert keyword and keyword[0][0].path == "net/retry.go"
+        assert all(c.path != "web/router.js" for c, _ in overlay.bm25_terms(["matchroute", "route"], 10))
+        local_auth = overlay.bm25_terms(["xylophone"], 5)
+        assert local_auth and local_auth[0][0].path == "app/auth.py"
+        assert [p for p, _ in overlay.file_bm25(["backoff"], 5)][:1] == ["net/retry.go"]
+        assert "web/router.js" not in overlay.indexed_paths()
+        assert {"net/retry.go", "app/auth.py", "app/new_feature.py"} <= set(overlay.indexed_paths())
+        counts, total = overlay.file_document_counts(["backoff", "xylophone"])
+        assert counts["backoff"] >= 1 and counts["xylophone"] >= 1 and total >= 4
+        ids = overlay.definitions_in_paths(["net/retry.go", "app/auth.py"])
+        assert {path for _, path, _ in ids} == {"net/retry.go", "app/auth.py"}
+        assert {c.path for c in overlay.get_chunks([cid for cid, _, _ in ids])} == {"net/retry.go", "app/auth.py"}
+        sizes = overlay.file_sizes(["net/retry.go", "app/auth.py", "web/router.js"])
+        assert set(sizes) == {"net/retry.go", "app/auth.py"}  # the deleted file has none
+        assert sizes["app/auth.py"] == (root / "app/auth.py").stat().st_size  # local: the file
+        assert 0 < sizes["net/retry.go"] <= (root / "net/retry.go").stat().st_size  # shared: chunks
+        # The whole keyword-only pipeline (what a client without a ready embedder runs).
+        ws.keyword_only = True
+        assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
+    finally:
+        ws.close()
+
+
+def test_a_collected_snapshot_is_noticed_by_an_open_session(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server left open while publishes collect its snapshot finds out at its next check
+    and says so, instead of silently reading an empty snapshot."""
+    from datetime import timedelta
+
+    from codeqa_lsp.index.pg import snapshot as snapshot_module
+
+    root = _published_checkout(tmp_path, pg_url)
+    ws = _workspace(root, tmp_path, pg_url)
+    heard: list[str] = []
+    ws.set_notice_listener(heard.append)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        # CI publishes a newer commit elsewhere, collecting everything but the newest.
+        ci = tmp_path / "ci"
+        git(tmp_path, "clone", "-q", str(root), str(ci))
+        git(ci, "remote", "set-url", "origin", "https://example.com/team/mono.git")
+        (ci / "net/extra.py").write_text("def extra():\n    return 2\n")
+        git(ci, "add", "-A")
+        git(ci, "commit", "-qm", "extra")
+        Publisher(pg_url, ci, Settings(embedder="hash"), embedder=HashEmbedder(), keep=1,
+                  grace=timedelta(0)).publish("main")
+        monkeypatch.setattr(snapshot_module, "RECHECK_SECONDS", 0.0)  # the next check is due
+        response = ws.search("xylophone partition")
+        assert response.hits[0].chunk.path == "app/auth.py"
+        assert overlay.shared is None
+        assert len(heard) == 1 and "garbage-collected" in heard[0]
+    finally:
+        ws.close()

@@ -119,6 +119,7 @@ def test_cli_publishes_and_never_prints_a_password(
     assert main(["index", "--store", pg_url, str(root), "--ref", "main", *common, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["files"] == 4 and report["chunks_total"] > 0 and report["already_published"] is False
+    assert report["collected"] == {"snapshots": 0, "file_versions": 0, "chunks": 0}
     assert main(["index", "--store", pg_url, str(root), "--ref", "main", *common]) == 0
     assert "already published" in capsys.readouterr().out
 

@@ -96,3 +96,69 @@ async def test_overlay_through_the_language_server(client: LanguageClient) -> No
     answer = await _command(client, "codeqa.ask", {"question": "how does RetryWithBackoff retry?"})
     cited = [c for c in answer["citations"] if c["path"] == "net/retry.go"]
     assert cited and cited[0]["startLine"] == 3 and not cited[0]["stale"]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def doomed_client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
+    """A client on a workspace published to a database server of its own, which the test
+    kills while the session runs."""
+    import shutil
+    import tempfile
+
+    import pgserver
+
+    data = Path(tempfile.mkdtemp(prefix="codeqa-pg-")) / "pgdata"  # where the server's user can reach
+    server = pgserver.get_server(data, cleanup_mode="delete")
+    socket_dir = server.get_uri().split("host=", 1)[1].split("&", 1)[0]
+    server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    url = f"postgresql://postgres@/postgres?host={socket_dir}"
+    root = tmp_path / "repo"
+    make_repo(root, TREE)
+    Publisher(url, root, Settings(embedder="hash"), embedder=HashEmbedder()).publish("main")
+    (root / "app/auth.py").write_text(AUTH_PY.replace("partition", "xylophone_partition"))
+    lsp_client.pg = server  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def on_register(params: types.RegistrationParams) -> None:
+        return None
+
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="repo")],
+        initialization_options={
+            "embedder": "hash", "indexDir": str(tmp_path / "index"), "userSettings": {"store": url},
+        },
+    ))
+    yield
+    await lsp_client.shutdown_session()
+    server._cleanup()
+    shutil.rmtree(data.parent, ignore_errors=True)
+
+
+async def test_database_killed_mid_session_is_said_once_at_query_time(doomed_client: LanguageClient) -> None:
+    client = doomed_client
+    await _indexed(client)
+    hits = await _command(client, "codeqa.search", {"query": "retry with backoff", "topK": 3})
+    assert hits[0]["path"] == "net/retry.go"  # from the shared snapshot
+
+    def warnings() -> list[str]:
+        return [m.message for m in client.messages if "shared index unavailable" in m.message]
+
+    assert warnings() == []
+    client.pg._cleanup()  # type: ignore[attr-defined]  # the database server goes away
+    hits = await _command(client, "codeqa.search", {"query": "xylophone partition", "topK": 3})
+    assert hits and hits[0]["path"] == "app/auth.py"  # answered from the local index
+
+    async def warned() -> None:
+        while not warnings():
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(warned(), GUARD)  # no index run in between: the query said it
+    [message] = warnings()
+    assert message.startswith("codeqa: ") and "\n" not in message
+    for query in ("retry with backoff", "session store"):
+        await _command(client, "codeqa.search", {"query": query, "topK": 3})
+    status = await _command(client, "codeqa.status", {})
+    assert status["files"] == 4
+    assert len(warnings()) == 1  # once

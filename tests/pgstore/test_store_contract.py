@@ -14,10 +14,10 @@ import pytest
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.backend import ChunkReader
 from codeqa_lsp.index.embedders.hashing import HashEmbedder
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.index.pg.publish import Publisher, spaces_for, workspace_identity
 from codeqa_lsp.index.pg.snapshot import open_snapshot
-from codeqa_lsp.retrieval.model import SearchFilters
 from tests.pgstore.conftest import make_repo
 from tests.pgstore.trees import TREE
 

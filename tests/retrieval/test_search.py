@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from codeqa_lsp.config import Settings
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.indexer import Indexer
-from codeqa_lsp.retrieval.model import SearchFilters
 from codeqa_lsp.retrieval.search import HybridSearcher
 
 FILES = {

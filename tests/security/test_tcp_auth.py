@@ -200,3 +200,45 @@ def test_another_os_user_gets_nothing(second_user: str, tcp_server: tuple[int, P
     assert out["no_init_closed"] is True
     assert out["bad_token"]["error"]["code"] == -32001
     assert out["token_file"] == "PermissionError"
+
+
+def test_a_connection_that_never_authenticates_is_closed(tmp_path: Path) -> None:
+    """A peer that connects and sends nothing (or drips half a header) is disconnected after
+    the auth timeout, and the editor can still connect and be served afterwards."""
+    root = make_workspace(tmp_path / "ws")
+    port = _free_port()
+    token_file = tmp_path / "lsp.token"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codeqa_lsp", "--tcp", f"127.0.0.1:{port}", "--token-file", str(token_file),
+         "--auth-timeout", "0.5", "--log-level", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + HANG_GUARD
+        idle = dripper = None
+        while idle is None and time.monotonic() < deadline:
+            try:
+                idle = socket.create_connection(("127.0.0.1", port), timeout=1)
+            except OSError:
+                time.sleep(0.1)
+        assert idle is not None
+        dripper = socket.create_connection(("127.0.0.1", port))
+        dripper.sendall(b"Content-Len")  # half a header, then nothing
+        for sock in (idle, dripper):
+            sock.settimeout(HANG_GUARD)
+            assert sock.recv(10) == b"", "the server kept an unauthenticated connection open"
+            sock.close()
+        token = token_file.read_text().strip()
+        with socket.create_connection(("127.0.0.1", port)) as editor:
+            editor.sendall(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "processId": None, "rootUri": root.as_uri(), "capabilities": {},
+                "initializationOptions": {**HASH_OPTIONS, "authToken": token}}}))
+            assert "capabilities" in _read_response(editor, 1)["result"]
+            time.sleep(1.0)  # past the auth timeout: an authenticated session stays open
+            editor.sendall(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            editor.sendall(_frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol",
+                                   "params": {"query": "cart"}}))
+            assert "result" in _read_response(editor, 2)
+    finally:
+        proc.kill()
+        proc.wait()

@@ -11,6 +11,7 @@ import threading
 
 from codeqa_lsp.answering.providers.base import (
     DEFAULT_MAX_TOKENS,
+    DEFAULT_MODELS,
     Provider,
     ProviderError,
 )
@@ -20,9 +21,6 @@ __all__ = [
     "DEFAULT_MAX_TOKENS", "DEFAULT_MODELS", "Provider", "ProviderError", "make_provider",
     "prewarm", "provider_identity",
 ]
-
-# The newest Sonnet the installed anthropic SDK (2.11) knows; a current flagship for OpenAI.
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 
 
 def make_provider(settings: Settings) -> Provider | None:

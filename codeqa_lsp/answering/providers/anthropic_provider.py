@@ -11,9 +11,9 @@ import anthropic
 import httpx2
 
 from codeqa_lsp.answering.model import Usage
-from codeqa_lsp.answering.providers import DEFAULT_MODELS
 from codeqa_lsp.answering.providers.base import (
     DEFAULT_MAX_TOKENS,
+    DEFAULT_MODELS,
     Deadline,
     ProviderError,
     stream_with_retries,

@@ -39,6 +39,8 @@ MAX_BACKOFF_S = 8.0
 CONNECT_TIMEOUT_S = 10.0
 LENGTH_LIMIT_NOTE = "\n\n*(The answer reached the model's length limit and may be incomplete.)*"
 DEFAULT_MAX_TOKENS = 2048  # room for reasoning models, which count thinking in the limit
+# The newest Sonnet the installed anthropic SDK (2.11) knows; a current flagship for OpenAI.
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 # A blank `retry-after` header from a rate limiter means "soon"; we still back off.
 _RETRYABLE_STATUS = {408, 409, 429}
 

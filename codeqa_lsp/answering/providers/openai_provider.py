@@ -16,9 +16,9 @@ import httpx2
 import openai
 
 from codeqa_lsp.answering.model import Usage
-from codeqa_lsp.answering.providers import DEFAULT_MODELS
 from codeqa_lsp.answering.providers.base import (
     DEFAULT_MAX_TOKENS,
+    DEFAULT_MODELS,
     Deadline,
     ProviderError,
     stream_with_retries,

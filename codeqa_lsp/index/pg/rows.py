@@ -10,31 +10,18 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters, path_spec
 
 COLUMNS = (
     "path", "symbol", "kind", "language", "start_line", "end_line", "start_byte", "end_byte",
     "text", "signature", "doc", "part", "parts",
 )
 SELECT_COLUMNS = ", ".join(f"c.{name}" for name in COLUMNS) + ", c.attrs"
-
-
-class FiltersLike(Protocol):
-    """What a search filter carries (`retrieval.model.SearchFilters`, not imported here:
-    the index layer does not depend on retrieval)."""
-
-    @property
-    def languages(self) -> tuple[str, ...]: ...
-
-    @property
-    def path_globs(self) -> tuple[str, ...]: ...
-
-    @property
-    def kinds(self) -> tuple[str, ...]: ...
 
 
 def _init_fields() -> tuple[str, ...]:
@@ -71,7 +58,7 @@ def parse_vector(text: str) -> np.ndarray:
     return np.asarray(json.loads(text), dtype=np.float32)
 
 
-def filter_sql(filters: FiltersLike | None) -> tuple[str, list[Any]]:
+def filter_sql(filters: SearchFilters | None) -> tuple[str, list[Any]]:
     """SQL conditions (` AND ...`) for language and kind filters. Path globs are gitignore
     patterns Postgres cannot evaluate; the caller post-filters them (see `needs_post_filter`)."""
     if filters is None:
@@ -86,11 +73,8 @@ def filter_sql(filters: FiltersLike | None) -> tuple[str, list[Any]]:
     return sql, args
 
 
-def path_filter(filters: FiltersLike | None) -> Any:
+def path_filter(filters: SearchFilters | None) -> Any:
     """A predicate over paths for the path globs, or None when there are none."""
     if filters is None or not filters.path_globs:
         return None
-    import pathspec
-
-    spec = pathspec.PathSpec.from_lines("gitignore", filters.path_globs)
-    return spec.match_file
+    return path_spec(filters.path_globs).match_file

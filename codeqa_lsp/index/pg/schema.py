@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.snapshots (
     published_at timestamptz,
     UNIQUE (repo_id, commit, space_id, chunking)
 );
+-- added after schema 1 shipped; additive, so still schema 1 (garbage collection, `gc`):
+ALTER TABLE {SCHEMA}.snapshots ADD COLUMN IF NOT EXISTS started_at timestamptz NOT NULL DEFAULT now();
 CREATE TABLE IF NOT EXISTS {SCHEMA}.snapshot_files (
     snapshot_id bigint NOT NULL REFERENCES {SCHEMA}.snapshots(id) ON DELETE CASCADE,
     path text NOT NULL, sha256 text NOT NULL,
@@ -61,6 +63,12 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.chunks (
     attrs jsonb NOT NULL DEFAULT '{{}}'::jsonb,
     embed_hash text NOT NULL, embedding vector, tsv tsvector NOT NULL,
     UNIQUE (repo_id, space_id, path, file_sha, id)
+);
+-- Document frequency of each token over a repository's rows in one space (all stored
+-- versions), refreshed by every publish: the IDF the text arm weights terms by (`snapshot`).
+CREATE TABLE IF NOT EXISTS {SCHEMA}.term_stats (
+    repo_id integer NOT NULL, space_id integer NOT NULL, term text NOT NULL, df integer NOT NULL,
+    PRIMARY KEY (repo_id, space_id, term)
 );
 CREATE INDEX IF NOT EXISTS chunks_tsv ON {SCHEMA}.chunks USING gin (tsv);
 CREATE INDEX IF NOT EXISTS chunks_name ON {SCHEMA}.chunks (repo_id, space_id, name);
@@ -134,3 +142,15 @@ def ensure_vector_index(conn: Any, space_id: int, repo_id: int, dim: int) -> Non
         f"((embedding::vector({int(dim)})) vector_cosine_ops) "
         f"WHERE space_id = {int(space_id)} AND repo_id = {int(repo_id)}"
     )
+
+
+def refresh_term_stats(conn: Any, repo_id: int, space_id: int) -> None:
+    """Recompute `term_stats` for one repository and space (one pass over its tsvectors)."""
+    scope = f"repo_id = {int(repo_id)} AND space_id = {int(space_id)}"
+    with conn.transaction():
+        conn.execute(f"DELETE FROM {SCHEMA}.term_stats WHERE {scope}")
+        conn.execute(
+            f"INSERT INTO {SCHEMA}.term_stats (repo_id, space_id, term, df) "
+            f"SELECT {int(repo_id)}, {int(space_id)}, word, ndoc FROM "
+            f"ts_stat('SELECT tsv FROM {SCHEMA}.chunks WHERE {scope}')"
+        )

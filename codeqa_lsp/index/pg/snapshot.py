@@ -8,7 +8,9 @@ parallel threads), autocommit and read-only, with the short timeouts of `dsn.con
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from typing import Any
@@ -16,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.pg import dsn
 from codeqa_lsp.index.pg.rows import (
     SELECT_COLUMNS,
-    FiltersLike,
     chunk_from_row,
     filter_sql,
     parse_vector,
@@ -27,18 +29,36 @@ from codeqa_lsp.index.pg.rows import (
     vector_literal,
 )
 from codeqa_lsp.index.pg.schema import SCHEMA
+from codeqa_lsp.index.store import label_for
 from codeqa_lsp.index.tokens import query_terms
 
 # ts_rank weights for {D, C, B, A}: A (symbol + signature) counts 5x the body, as
 # `store.BM25_WEIGHTS` (1, 5, 1, 1) does for FTS5 (measured there on the 100 questions).
 TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
 # HNSW candidates per query. The index covers every stored version of the repository's
-# files; rows of versions this snapshot does not hold (older commits) are dropped after the
-# index scan (pgvector 0.6 has no filtered scan), so the scan returns this many, several
-# times the 50 candidates a search asks for (retrieval.search.CANDIDATES).
+# files; rows of versions this snapshot does not hold (older or newer commits, kept until
+# garbage collection, `gc`) are dropped after the index scan (pgvector 0.6 has no filtered
+# or iterative scan). The first `limit` survivors of a distance-ordered candidate list are
+# the snapshot's true nearest, so recall is lost only when fewer than `limit` survive; then
+# the scan is repeated once with DENSE_WIDEN times the candidates (pgvector's maximum
+# ef_search is 1000); a filter by language or kind takes the same second pass. Measured in BENCHMARKS.md ("Shared team index", many snapshots).
 EF_SEARCH = 200
+DENSE_WIDEN = 4
+MAX_EF_SEARCH = 1000
+# How often a reader checks that its snapshot still exists. Garbage collection (`gc`) never
+# takes a snapshot younger than a day, but a server left open for days could otherwise read
+# an empty, collected snapshot without knowing; one tiny query every few minutes finds out.
+RECHECK_SECONDS = 300.0
+# Chunks ranked per file in `file_bm25`: a file's score sums its best chunks among this many
+# per requested file.
+FILE_FANOUT = 5
 # Over-fetch when path globs are post-filtered in Python.
 GLOB_OVERFETCH = 4
+# A server that stops answering altogether (frozen, a dead network path) never reaches its
+# own statement timeout; past this the reader severs the connection itself, so a query
+# fails over to the local index instead of holding an editor request. One second above
+# the server-side timeout, so a merely slow statement is cancelled by Postgres first.
+READ_DEADLINE_SECONDS = dsn.STATEMENT_TIMEOUT_MS / 1000 + 1
 
 
 def _in_snapshot(snapshot_id: int) -> str:
@@ -50,8 +70,13 @@ def _in_snapshot(snapshot_id: int) -> str:
 
 def tsquery_text(query: str) -> str | None:
     """The query's code-aware terms OR-ed, as `to_tsquery('simple', ...)` input."""
-    terms = [t for t in query_terms(query) if t.isalnum()]
-    return " | ".join(terms) if terms else None
+    return tsquery_of(query_terms(query))
+
+
+def tsquery_of(terms: Iterable[str]) -> str | None:
+    """Terms OR-ed as `to_tsquery('simple', ...)` input (only plain words: no operators)."""
+    words = list(dict.fromkeys(t.lower() for t in terms if t.isalnum()))
+    return " | ".join(words) if words else None
 
 
 class SharedSnapshot:
@@ -67,6 +92,9 @@ class SharedSnapshot:
         self._all: list[Any] = []
         self._lock = threading.Lock()
         self._closed = False
+        self.widened = 0  # dense scans repeated with more candidates (see DENSE_WIDEN)
+        self._checked_at = time.monotonic()
+        self._has_stats: bool | None = None
         scope = f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND {_in_snapshot(self.snapshot_id)}"
         self._scope = scope
 
@@ -83,11 +111,24 @@ class SharedSnapshot:
                 self._all.append(conn)
         return conn
 
-    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+    def _rows(self, sql: str, args: Sequence[Any] = (), ef_search: int = EF_SEARCH) -> list[Any]:
         import psycopg
 
         try:
-            return self._conn().execute(sql, args).fetchall()
+            conn = self._conn()
+            if time.monotonic() - self._checked_at > RECHECK_SECONDS:
+                self._check_exists(conn)
+            watchdog = threading.Timer(READ_DEADLINE_SECONDS, _sever, (conn,))
+            watchdog.daemon = True
+            watchdog.start()
+            try:
+                if ef_search == EF_SEARCH:
+                    return conn.execute(sql, args).fetchall()
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+                    return conn.execute(sql, args).fetchall()
+            finally:
+                watchdog.cancel()
         except psycopg.Error as exc:
             conn = getattr(self._local, "conn", None)
             if conn is not None:
@@ -95,6 +136,16 @@ class SharedSnapshot:
                     conn.close()
                 self._local.conn = None
             raise ConnectionError(f"shared index query failed: {dsn.redact(str(exc)).strip()}") from None
+
+    def _check_exists(self, conn: Any) -> None:
+        row = conn.execute(
+            f"SELECT 1 FROM {SCHEMA}.snapshots WHERE id = %s AND state = 'ready'", (self.snapshot_id,)
+        ).fetchone()
+        if row is None:
+            raise ConnectionError(
+                f"the snapshot of {self.commit[:12]} was garbage-collected; re-index to read a newer one"
+            )
+        self._checked_at = time.monotonic()
 
     def close(self) -> None:
         self._closed = True
@@ -144,9 +195,13 @@ class SharedSnapshot:
         unique = list(dict.fromkeys(ids))
         if not unique:
             return []
+        # Looked up by vector label (`label_for(id)`, indexed with the repository and space)
+        # and checked by id: no index covers `id` alone, and a scan of every row of the
+        # repository for each fetch cost 190 ms a search at 110k chunks.
         rows = self._rows(
-            f"SELECT c.id, {SELECT_COLUMNS} FROM {SCHEMA}.chunks c WHERE {self._scope} AND c.id = ANY(%s)",
-            (unique,),
+            f"SELECT c.id, {SELECT_COLUMNS} FROM {SCHEMA}.chunks c WHERE {self._scope} "
+            "AND c.label = ANY(%s) AND c.id = ANY(%s)",
+            ([label_for(i) for i in unique], unique),
         )
         found = {r[0]: chunk_from_row(r[1:]) for r in rows}
         return [found[i] for i in ids if i in found]
@@ -160,25 +215,110 @@ class SharedSnapshot:
         chunks = [chunk_from_row(r) for r in rows]
         return [c for c in chunks if c.symbol == name or c.symbol.endswith("." + name)]
 
-    def bm25(self, query: str, limit: int, filters: FiltersLike | None = None) -> list[tuple[Chunk, float]]:
+    def indexed_paths(self) -> list[str]:
+        return sorted(self.files())
+
+    def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(id, path, symbol) of the first piece of every chunk in `paths` (as the local store)."""
+        if not paths:
+            return []
+        rows = self._rows(
+            f"SELECT c.id, c.path, c.symbol FROM {SCHEMA}.chunks c WHERE {self._scope} "
+            "AND c.path = ANY(%s) AND c.part = 0 ORDER BY c.path, c.start_line", (list(paths),),
+        )
+        return [(cid, path, symbol) for cid, path, symbol in rows]
+
+    def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
+        """Size in bytes of each file among `paths`, as far as its last chunk reaches (the
+        snapshot stores chunks, not files): the second stage's rest-of-file share."""
+        if not paths:
+            return {}
+        rows = self._rows(
+            f"SELECT c.path, max(c.end_byte) FROM {SCHEMA}.chunks c WHERE {self._scope} "
+            "AND c.path = ANY(%s) GROUP BY c.path", (list(paths),),
+        )
+        return {path: int(size) for path, size in rows if size}
+
+    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many of the snapshot's files contain each term, and its number of files."""
+        words = [t for t in dict.fromkeys(terms) if t.isalnum()]
+        rows = self._rows(
+            f"SELECT t.term, count(DISTINCT c.path) FROM unnest(%s::text[]) AS t(term) "
+            f"JOIN {SCHEMA}.chunks c ON c.tsv @@ to_tsquery('simple', lower(t.term)) "
+            f"WHERE {self._scope} GROUP BY t.term", (words,),
+        ) if words else []
+        total = self._rows(f"SELECT files FROM {SCHEMA}.snapshots WHERE id = %s", (self.snapshot_id,))
+        counts = {term: 0 for term in words}
+        counts.update({term: int(n) for term, n in rows})
+        return counts, int(total[0][0]) if total else 0
+
+    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """(path, score) of the files best matching `terms`: a file scores the sum of its
+        best-ranked chunks' ts_rank (Postgres has no whole-file document; the local store's
+        `file_fts` is one)."""
+        text = tsquery_of(terms)
+        if text is None or limit <= 0:
+            return []
+        rows = self._rows(
+            f"SELECT path, sum(score) AS total FROM (SELECT c.path, ts_rank('{TS_WEIGHTS}', c.tsv, q, 1) AS score "
+            f"FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q AND {self._scope} "
+            f"ORDER BY score DESC LIMIT %s) best GROUP BY path ORDER BY total DESC LIMIT %s",
+            (text, limit * FILE_FANOUT, limit),
+        )
+        return [(path, float(score)) for path, score in rows]
+
+    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+        return self.bm25_terms(query_terms(query), limit, filters)
+
+    def bm25_terms(
+        self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         """Full-text ranking over the code-aware tokens (ts_rank, length-normalised)."""
-        text = tsquery_text(query)
+        text = tsquery_of(terms)
         if text is None or limit <= 0:
             return []
         where, args = filter_sql(filters)
         matches = path_filter(filters)
         fetch = limit * GLOB_OVERFETCH if matches else limit
+        idf = self._idf(text.split(" | "))
+        if idf:
+            # BM25's IDF times each term's own ts_rank: ts_rank alone weighs a word found in
+            # every file like a rare identifier (measured on the four question sets, see
+            # BENCHMARKS.md "Shared team index").
+            score = " + ".join(
+                f"{weight!r} * ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)" for weight in idf.values()
+            )
+            score_args: list[Any] = list(idf)
+        else:
+            score, score_args = f"ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)", [text]
         rows = self._rows(
-            f"SELECT ts_rank('{TS_WEIGHTS}', c.tsv, q, 1) AS score, {SELECT_COLUMNS} "
-            f"FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q "
-            f"WHERE c.tsv @@ q AND {self._scope}{where} ORDER BY score DESC LIMIT %s",
-            [text, *args, fetch],
+            f"SELECT {score} AS score, {SELECT_COLUMNS} FROM {SCHEMA}.chunks c "
+            f"WHERE c.tsv @@ to_tsquery('simple', %s) AND {self._scope}{where} ORDER BY score DESC LIMIT %s",
+            [*score_args, text, *args, fetch],
         )
         out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
         return _keep(out, matches, limit)
 
+    def _idf(self, words: Sequence[str]) -> dict[str, float]:
+        """BM25 IDF of each word present in the repository (`schema.term_stats`); empty when
+        the database has no statistics (published by an older version)."""
+        if self._has_stats is None:
+            rows = self._rows(f"SELECT to_regclass('{SCHEMA}.term_stats') IS NOT NULL")
+            self._has_stats = bool(rows and rows[0][0])
+        if not self._has_stats:
+            return {}
+        rows = self._rows(
+            f"SELECT term, df, (SELECT chunks FROM {SCHEMA}.snapshots WHERE id = %s) FROM {SCHEMA}.term_stats "
+            "WHERE repo_id = %s AND space_id = %s AND term = ANY(%s)",
+            (self.snapshot_id, self.repo_id, self.space_id, list(words)),
+        )
+        return {
+            term: math.log(1 + (max(int(total or 0), int(df)) - df + 0.5) / (df + 0.5))
+            for term, df, total in rows if df > 0
+        }
+
     def dense_by_vector(
-        self, vector: np.ndarray, limit: int, filters: FiltersLike | None = None
+        self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None
     ) -> list[tuple[Chunk, float]]:
         """Nearest chunks by cosine through the space's HNSW index."""
         if limit <= 0:
@@ -188,17 +328,21 @@ class SharedSnapshot:
         fetch = limit * GLOB_OVERFETCH if matches else limit
         cast = f"vector({self.dim})"
         literal = vector_literal(vector)
-        # The inner query is exactly the partial HNSW index's shape (literal space and repo,
-        # ORDER BY distance LIMIT), so the planner walks the graph; membership and filters
-        # are checked on its candidates.
-        rows = self._rows(
-            f"SELECT 1 - c.distance AS score, {SELECT_COLUMNS} FROM ("
-            f"SELECT *, embedding::{cast} <=> %s::{cast} AS distance FROM {SCHEMA}.chunks "
-            f"WHERE space_id = {self.space_id} AND repo_id = {self.repo_id} "
-            f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT {EF_SEARCH}) c "
-            f"WHERE {self._scope}{where} ORDER BY c.distance LIMIT %s",
-            [literal, literal, *args, fetch],
-        )
+        for candidates in (EF_SEARCH, min(MAX_EF_SEARCH, EF_SEARCH * DENSE_WIDEN)):
+            # The inner query is exactly the partial HNSW index's shape (literal space and
+            # repo, ORDER BY distance LIMIT), so the planner walks the graph; membership and
+            # filters are checked on its candidates.
+            rows = self._rows(
+                f"SELECT 1 - c.distance AS score, {SELECT_COLUMNS} FROM ("
+                f"SELECT *, embedding::{cast} <=> %s::{cast} AS distance FROM {SCHEMA}.chunks "
+                f"WHERE space_id = {self.space_id} AND repo_id = {self.repo_id} "
+                f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT {candidates}) c "
+                f"WHERE {self._scope}{where} ORDER BY c.distance LIMIT %s",
+                [literal, literal, *args, fetch], ef_search=candidates,
+            )
+            if len(rows) >= fetch:
+                break
+            self.widened += 1
         out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
         return _keep(out, matches, limit)
 
@@ -212,6 +356,20 @@ class SharedSnapshot:
             "AND c.label = ANY(%s) AND c.embedding IS NOT NULL", (unique,),
         )
         return {int(label): parse_vector(text) for label, text in rows}
+
+
+def _sever(conn: Any) -> None:
+    """Shut the connection's socket down under libpq: its blocked read returns at once with
+    an error (closing the connection from another thread is not safe; a shutdown is)."""
+    import os
+    import socket
+
+    with suppress(Exception):
+        sock = socket.socket(fileno=os.dup(conn.fileno()))
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        finally:
+            sock.close()
 
 
 def _keep(

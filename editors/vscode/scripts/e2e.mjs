@@ -1,10 +1,12 @@
 // End-to-end test in real VS Code: code-server 4.100.3 opened by headless Chromium.
 //
-// Installs the built .vsix into a throw-away code-server profile, opens a copy of the fixture
-// workspace (settings: hash embedder, our server), and lets the extension's test hook
-// (CODEQA_E2E_OUT, src/e2e.ts) drive Search, Explain, the code lens, Ask and a citation click
-// in the answer webview. This script only polls the hook's JSON, takes a screenshot of the
-// answer panel over the Chrome DevTools protocol, asserts on what the hook saw, and cleans up.
+// Installs the e2e test build of the extension (out/codeqa-e2e.vsix from scripts/package_e2e.mjs:
+// the real extension plus e2e/src/) into a throw-away code-server profile, opens a copy of the
+// fixture workspace (settings: hash embedder, our server), and lets the scenario
+// (CODEQA_E2E_OUT, e2e/src/scenario.ts) drive Search, Explain, the code lens, Ask, citation
+// clicks, a streamed model answer, the docked chat, `@codeqa`'s handler and a real window reload.
+// This script only polls the scenario's JSON, takes screenshots of the answer panel and the chat
+// over the Chrome DevTools protocol, asserts on what the scenario saw, and cleans up.
 //
 // Usage: node --experimental-websocket scripts/e2e.mjs --code-server BIN --chromium BIN
 //          --vsix FILE --server BIN [--screenshot PNG (default out/answer-panel.png)] [--keep]
@@ -21,7 +23,7 @@ import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extensionRoot = path.resolve(here, "..");
-const OVERALL_TIMEOUT_MS = 330_000;
+const OVERALL_TIMEOUT_MS = 450_000;
 
 const args = parseArgs(process.argv.slice(2));
 const started = Date.now();
@@ -363,7 +365,7 @@ function assertReport(report, workspace, model) {
   check(
     "docked chat: the follow-up was retrieved and prompted with the first turn's subject",
     followCites.some((c) => c.symbol === "apply_discount") &&
-      chat.some((r) => /Earlier in this conversation/.test(r.user) && /and where is it called from\?/.test(r.user)),
+      chat.some((r) => /Earlier in this conversation/.test(r.user) && /How are discount codes applied\?/.test(r.user) && /and where is it called from\?/.test(r.user)),
     JSON.stringify(followCites.map((c) => c.symbol)),
   );
   const firstFollow = followCites[0];
@@ -374,10 +376,33 @@ function assertReport(report, workspace, model) {
       followLines.length > 0 && (docked.opened?.editor?.selectedText ?? "").startsWith(followLines[0]),
     JSON.stringify({ editor: docked.opened?.editor && { ...docked.opened.editor, selectedText: docked.opened.editor.selectedText?.slice(0, 60) }, visible: docked.opened?.chatVisible }),
   );
+  const reload = report.afterReload ?? {};
+  const before = docked.questions ?? [];
+  const pids = report.extensionHostPids ?? [];
   check(
-    "docked chat: after a restart the thread is restored from the server's history",
-    docked.restored?.sameThread === true && docked.restored?.questions?.length === 2 && docked.restored?.rendered?.turns === 2,
-    JSON.stringify(docked.restored),
+    "docked chat: after a real window reload the chat shows the earlier thread, read from the server's history",
+    pids.length === 2 && pids[0] !== pids[1] && reload.activatedAfterReload === true && reload.sameThread === true && reload.chatVisible === true &&
+      before.length === 2 && JSON.stringify(reload.questions) === JSON.stringify(before) &&
+      reload.citations?.every((n) => n > 0) && reload.rendered?.turns === 2 && (reload.rendered?.text ?? "").length > 0,
+    JSON.stringify({ extensionHostPids: pids, before, reload }),
+  );
+
+  const participant = report.participant ?? {};
+  const pFirst = participant.first ?? {};
+  const pFollow = participant.followUp ?? {};
+  const citedPaths = (refs) => (refs ?? []).filter((r) => r.isLocation).map((r) => r.path);
+  check(
+    "@codeqa handler: the model's answer streamed into the response in pieces, with the cited code as references",
+    pFirst.markdown?.length >= 10 && (pFirst.text ?? "").includes("Unknown codes") && /\[\d+\]/.test(pFirst.text ?? "") &&
+      citedPaths(pFirst.references).includes("shop/cart.py") &&
+      (pFirst.references ?? []).every((r) => r.isLocation && r.endLine > r.startLine) && typeof pFirst.metadata?.threadId === "string",
+    JSON.stringify({ pieces: pFirst.markdown?.length, text: pFirst.text?.slice(0, 200), references: pFirst.references, metadata: pFirst.metadata, registered: participant.registered }),
+  );
+  check(
+    "@codeqa handler: a follow-up in the same chat session continues the thread with the earlier subject",
+    pFollow.metadata?.threadId === pFirst.metadata?.threadId && (pFollow.references ?? []).length > 0 &&
+      model.requests.some((r) => /Earlier in this conversation/.test(r.user) && /What does apply_discount do with a discount code\?/.test(r.user) && /and where is it called from\?/.test(r.user)),
+    JSON.stringify({ first: pFirst.metadata, followUp: pFollow.metadata, references: pFollow.references }),
   );
   const saved = ["workspace/.vscode/settings.json", "user-data/User/settings.json"]
     .map((f) => path.join(path.dirname(workspace), f))
@@ -450,6 +475,7 @@ async function main() {
     explain: { path: "shop/payments.py", line: 15, character: 8 },
     selection: { path: "shop/cart.py", startLine: 30, endLine: 38 },
     injection: "What HTML does the not found page render?",
+    participant: "What does apply_discount do with a discount code?",
     crashingServer: writeCrashingServer(),
     llm: { baseUrl: `http://127.0.0.1:${fakeModel.port}/v1`, apiKey, model: "fake-e2e-model", question: "How are discount codes applied?" },
   };
@@ -501,10 +527,11 @@ async function main() {
     }
     fs.writeFileSync(out + ".chat-screenshot-done", "");
   }
-  report = await waitFor("the hook to finish", () => {
+  // The scenario reloads the window now: a new extension host resumes it from the report.
+  report = await waitFor("the scenario to reload the window, resume and finish", () => {
     const r = readReport(out);
     return r?.phase === "done" ? r : undefined;
-  }, 60_000);
+  }, 150_000);
   fs.copyFileSync(out, path.join(extensionRoot, "out", "e2e-report.json"));
   log(`hook finished; timings ${JSON.stringify(report.timings)}`);
   assertReport(report, workspace, { apiKey, requests: fakeModel.requests, userData });

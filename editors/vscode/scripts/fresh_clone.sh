@@ -46,6 +46,7 @@ listing="$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.
 for member in extension/dist/extension.js extension/dist/webview.js extension/package.json; do
   grep -qx "$member" <<<"$listing" || fail "the .vsix lacks $member"
 done
+node "$clone/editors/vscode/scripts/check_vsix.mjs" "$vsix" >>"$log" 2>&1 || fail "the .vsix contains e2e test code"
 "$clone/.venv/bin/codeqa-lsp" --help >>"$log" 2>&1 || fail "the installed server does not run"
 if [ -n "$code_server" ] && [ -x "$code_server" ]; then
   "$tmp/bin/code" --list-extensions 2>>"$log" | grep -qx "codeqa.codeqa" || fail "code-server does not list codeqa.codeqa"

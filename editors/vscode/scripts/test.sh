@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything for the VS Code extension, from a clean machine (what `make vscode-test` runs):
 #   system packages (when missing; needs root) → npm ci → eslint + tsc → unit tests (node:test)
-#   → esbuild bundle → vsce package (.vsix) → code-server 4.100.3 (cached under
-#   ~/.cache/codeqa-ci/) → end-to-end test in real VS Code (code-server in headless Chromium)
+#   → esbuild bundle → vsce package (.vsix) and a check that it holds no e2e code → the e2e
+#   test build (out/codeqa-e2e.vsix) → code-server 4.100.3 (cached under ~/.cache/codeqa-ci/)
+#   → end-to-end test in real VS Code (code-server in headless Chromium)
 #   → the README's install steps from a fresh clone (scripts/fresh_clone.sh;
 #   CODEQA_SKIP_FRESH_CLONE=1 skips it).
 # Prints one line per step/check and ends with "N passed, N failed"; exits non-zero on any failure.
@@ -122,8 +123,8 @@ run_e2e() {
   # git); CODEQA_UPDATE_SCREENSHOT=1 refreshes the README's media/ copies instead.
   local screenshot="$HERE/out/answer-panel.png"
   [ "${CODEQA_UPDATE_SCREENSHOT:-0}" = 1 ] && screenshot="$HERE/media/answer-panel.png"
-  (cd "$HERE" && timeout 400 node --experimental-websocket scripts/e2e.mjs \
-    --code-server "$CODE_SERVER" --chromium "$CHROMIUM" --vsix "$HERE/out/codeqa.vsix" \
+  (cd "$HERE" && timeout 500 node --experimental-websocket scripts/e2e.mjs \
+    --code-server "$CODE_SERVER" --chromium "$CHROMIUM" --vsix "$HERE/out/codeqa-e2e.vsix" \
     --server "$SERVER" --screenshot "$screenshot") 2>&1 | tee "$log"
   local result
   result="$(grep -E '^E2E_RESULT ' "$log" | tail -n 1)"
@@ -170,6 +171,8 @@ step "typecheck (tsc)" npm run typecheck
 run_unit_tests
 step "build (esbuild)" npm run build || finish
 step "package (vsce → out/codeqa.vsix)" bash -c 'npm run package && test -s out/codeqa.vsix' || finish
+step "the packaged extension has no e2e code (scripts/check_vsix.mjs)" node scripts/check_vsix.mjs out/codeqa.vsix
+step "package the e2e test build (→ out/codeqa-e2e.vsix, with the scenario)" bash -c 'npm run package:e2e && node scripts/check_vsix.mjs --expect-test-code out/codeqa-e2e.vsix' || finish
 step "code-server $CODE_SERVER_VERSION (cache: $CODE_SERVER_DIR)" install_code_server || finish
 run_e2e
 if [ "${CODEQA_SKIP_FRESH_CLONE:-0}" != 1 ]; then

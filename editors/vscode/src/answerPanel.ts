@@ -4,7 +4,6 @@
  * the page runs under a strict CSP: no inline script or style, one nonce'd script file.
  */
 
-import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import {
   applyDelta,
@@ -17,6 +16,7 @@ import {
 } from "./answerView";
 import { parseFileTarget, rangeForLines, selectionForRange, targetColumn } from "./citations";
 import type { AnswerDelta, AnswerResult, Citation, LspRange } from "./protocol";
+import { webviewPage, webviewRoots } from "./webviewPage";
 
 /** What the webview reported after inserting a render (the e2e test asserts on it). */
 export interface RenderedReport {
@@ -116,9 +116,10 @@ export class AnswerPanel implements vscode.Disposable {
     });
   }
 
-  /** Test hook: asks the webview to click the element matching `selector`, as a user would. */
+  /** Test builds only: asks the webview to click the element matching `selector`, as a user would. */
   async clickInWebview(selector: string): Promise<boolean> {
-    return (await this.panel?.webview.postMessage({ type: "e2eClick", selector })) ?? false;
+    if (!CODEQA_TEST_BUILD) return false;
+    return (await this.panel?.webview.postMessage({ type: "testClick", selector })) ?? false;
   }
 
   dispose(): void {
@@ -131,47 +132,18 @@ export class AnswerPanel implements vscode.Disposable {
       if (!this.panel.visible) this.panel.reveal(vscode.ViewColumn.Beside, true);
       return;
     }
-    const media = vscode.Uri.joinPath(this.extensionUri, "media");
-    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
     const panel = vscode.window.createWebviewPanel(
       "codeqa.answer",
       "CodeQA",
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, localResourceRoots: [media, dist], retainContextWhenHidden: true },
+      { enableScripts: true, localResourceRoots: webviewRoots(this.extensionUri), retainContextWhenHidden: true },
     );
-    panel.webview.html = this.shell(panel.webview);
+    panel.webview.html = webviewPage(panel.webview, this.extensionUri, { script: "webview.js", title: "CodeQA", allowImages: true });
     panel.webview.onDidReceiveMessage((message: FromWebview) => void this.onMessage(message));
     panel.onDidDispose(() => {
       this.panel = undefined;
     });
     this.panel = panel;
-  }
-
-  private shell(webview: vscode.Webview): string {
-    const nonce = crypto.randomBytes(16).toString("base64");
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "webview.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "answer.css"));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${webview.cspSource}`,
-      `font-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource}`,
-      `script-src 'nonce-${nonce}'`,
-    ].join("; ");
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style.toString()}">
-<title>CodeQA</title>
-</head>
-<body>
-<main id="content" aria-live="polite"></main>
-<script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
   }
 
   private scheduleRender(): void {

@@ -25,8 +25,13 @@ import {
 } from "./chatThread";
 import type { AnswerDelta, AnswerResult } from "./protocol";
 import type { CodeQaServer } from "./server";
+import { webviewPage, webviewRoots } from "./webviewPage";
 
 export const CHAT_VIEW_ID = "codeqa.chat";
+
+/** The question box under the thread (static markup; chat.js wires it). */
+const CHAT_FORM =
+  '<form id="ask"><textarea id="question" rows="3" placeholder="Ask about your code (Enter to send, Shift+Enter for a new line)"></textarea><button type="submit">Ask</button></form>';
 
 type FromChat =
   | { type: "ready" }
@@ -59,20 +64,16 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     return this.view?.visible ?? false;
   }
 
-  /** Test hook: forget the thread as a window reload does, then restore it from the server. */
-  async reloadForTest(): Promise<void> {
-    this.thread = emptyThread;
-    this.loadedHistory = false;
-    this.post();
-    await this.restoreLatest();
-  }
-
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
-    const media = vscode.Uri.joinPath(this.extensionUri, "media");
-    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
-    view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
-    view.webview.html = this.shell(view.webview);
+    view.webview.options = { enableScripts: true, localResourceRoots: webviewRoots(this.extensionUri) };
+    view.webview.html = webviewPage(view.webview, this.extensionUri, {
+      script: "chat.js",
+      title: "CodeQA chat",
+      allowImages: false,
+      bodyClass: "chat",
+      afterMain: CHAT_FORM,
+    });
     view.webview.onDidReceiveMessage((message: FromChat) => void this.onMessage(message));
     view.onDidDispose(() => {
       this.view = undefined;
@@ -206,35 +207,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  /** Test hook: click an element of the chat as a user would. */
+  /** Test builds only: click an element of the chat as a user would. */
   async clickInWebview(selector: string): Promise<boolean> {
-    return (await this.view?.webview.postMessage({ type: "e2eClick", selector })) ?? false;
-  }
-
-  private shell(webview: vscode.Webview): string {
-    const nonce = crypto.randomBytes(16).toString("base64");
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "chat.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "answer.css"));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${webview.cspSource}`,
-      `font-src ${webview.cspSource}`,
-      `script-src 'nonce-${nonce}'`,
-    ].join("; ");
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style.toString()}">
-<title>CodeQA chat</title>
-</head>
-<body class="chat">
-<main id="content" aria-live="polite"></main>
-<form id="ask"><textarea id="question" rows="3" placeholder="Ask about your code (Enter to send, Shift+Enter for a new line)"></textarea><button type="submit">Ask</button></form>
-<script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+    if (!CODEQA_TEST_BUILD) return false;
+    return (await this.view?.webview.postMessage({ type: "testClick", selector })) ?? false;
   }
 }

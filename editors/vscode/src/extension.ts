@@ -1,16 +1,17 @@
 /**
- * Entry point: wires the server connection, the answer panel, the status bar and the commands,
- * and reacts to settings and secret changes. With `CODEQA_E2E_OUT` set, it also runs the
- * end-to-end scenario (src/e2e.ts) and writes what it saw to that file.
+ * Entry point: wires the server connection, the answer panel, the docked chat, the `@codeqa`
+ * participant, the status bar and the commands, and reacts to settings and secret changes.
+ * The end-to-end scenario is not part of this bundle: the test build wraps `activate` in its
+ * own entry (e2e/src/main.ts) and drives the API returned here.
  */
 
+import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { AnswerPanel } from "./answerPanel";
-import { deltaRouter, registerChatParticipant } from "./chatParticipant";
+import { deltaRouter, participantHandler, registerChatParticipant, type ChatApi, type DeltaListeners, type ParticipantHandler } from "./chatParticipant";
 import { CHAT_VIEW_ID, ChatView } from "./chatView";
 import { selectionQuestionPrefix } from "./citations";
 import { Commands } from "./commands";
-import { runE2e } from "./e2e";
 import { Notifier } from "./notifier";
 import { recordingChannel } from "./outputTail";
 import { ServerCommands, type IndexStatus } from "./protocol";
@@ -26,6 +27,8 @@ export interface CodeQaApi {
   readonly commands: Commands;
   readonly statusBar: StatusBar;
   readonly notifier: Notifier;
+  /** `@codeqa`'s request handler, and whether VS Code's chat took the participant. */
+  readonly participant: { readonly handler: ParticipantHandler; readonly registered: boolean };
 }
 
 let server: CodeQaServer | undefined;
@@ -37,7 +40,7 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
   const panel = new AnswerPanel(context.extensionUri);
   // The chat needs the server and the server's delta listener needs the chat.
   const chatRef: { view?: ChatView } = {};
-  const participantListeners = new Map<string, (text: string) => void>();
+  const participantListeners: DeltaListeners = new Map();
   const toParticipant = deltaRouter(participantListeners);
   const statusBar = new StatusBar(async () =>
     server?.isRunning ? server.execute<IndexStatus>(ServerCommands.status) : undefined,
@@ -62,7 +65,15 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
   const running = server;
   const chatView = new ChatView(context.extensionUri, running);
   chatRef.view = chatView;
-  const participant = registerChatParticipant(context, running, participantListeners);
+  const handler = participantHandler({
+    execute: (command, argument, token) => running.execute(command, argument, token),
+    listeners: participantListeners,
+    reference: (citation) =>
+      new vscode.Location(vscode.Uri.parse(citation.uri), new vscode.Range(citation.startLine - 1, 0, citation.endLine, 0)),
+    newRequestId: () => `vscode-participant-${crypto.randomUUID()}`,
+  });
+  const chatApi = (vscode as { chat?: ChatApi }).chat;
+  const participant = registerChatParticipant(chatApi, handler, vscode.Uri.joinPath(context.extensionUri, "media", "chat.svg"));
   if (participant) context.subscriptions.push(participant);
 
   context.subscriptions.push(
@@ -112,10 +123,15 @@ export function activate(context: vscode.ExtensionContext): CodeQaApi {
     }),
   );
 
-  const api: CodeQaApi = { server: running, panel, chat: chatView, commands, statusBar, notifier };
-  const e2eOut = process.env.CODEQA_E2E_OUT;
-  if (e2eOut) void runE2e(e2eOut, api, context.secrets);
-  return api;
+  return {
+    server: running,
+    panel,
+    chat: chatView,
+    commands,
+    statusBar,
+    notifier,
+    participant: { handler, registered: participant !== undefined },
+  };
 }
 
 export async function deactivate(): Promise<void> {

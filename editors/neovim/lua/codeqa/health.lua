@@ -2,6 +2,7 @@
 --
 -- Neovim 0.7 reports through the `health#report_*` Vimscript functions, 0.8/0.9 through
 -- `vim.health.report_*`, 0.10+ through `vim.health.start/ok/...`: `report` hides that.
+local compat = require('codeqa.compat')
 local config = require('codeqa.config')
 local lsp = require('codeqa.lsp')
 local render = require('codeqa.render')
@@ -100,7 +101,7 @@ local function check_server(executable)
     return nil
   end
   local ready = vim.wait(START_TIMEOUT_MS, function()
-    return client.initialized or lsp.is_stopped(client)
+    return client.initialized or compat.is_stopped(client)
   end, 50)
   if not (ready and client.initialized) then
     report.error(string.format('%s did not finish initializing; its messages are in %s', executable,
@@ -113,7 +114,7 @@ local function check_server(executable)
 end
 
 local function check_status(client)
-  local response, err = lsp.request_sync(client, 'workspace/executeCommand',
+  local response, err = compat.request_sync(client, 'workspace/executeCommand',
     { command = 'codeqa.status', arguments = {} }, STATUS_TIMEOUT_MS)
   if not response or response.err or type(response.result) ~= 'table' then
     local reason = err or (response and response.err and (response.err.message or vim.inspect(response.err)))
@@ -159,7 +160,7 @@ function M.check()
   local cmd = config.options.cmd
   if not lsp.executable(cmd) then
     report.error(string.format("server executable '%s' not found%s", cmd[1], cmd[1]:find('/') and '' or ' on PATH'), {
-      'Install it: pip install codeqa-lsp (or pipx install codeqa-lsp)',
+      "Install it from a clone of codeqa-lsp: python3 -m venv .venv && .venv/bin/pip install -e '.[local]' (editors/neovim/README.md)",
       "Or point the plugin at it: require('codeqa').setup({ cmd = { '/path/to/codeqa-lsp' } })",
     })
     return

@@ -3,6 +3,7 @@
 -- Public API: setup(), ask(), explain(), search(), reindex(), server_status(), status().
 -- The commands (:CodeQAAsk, ...) are thin wrappers created by setup().
 local config = require('codeqa.config')
+local handlers = require('codeqa.handlers')
 local lsp = require('codeqa.lsp')
 local render = require('codeqa.render')
 local ui = require('codeqa.ui')
@@ -11,7 +12,7 @@ local api = vim.api
 local levels = vim.log.levels
 local M = {}
 
-local notify = lsp.notify
+local notify = handlers.notify
 local request_counter = 0
 
 local function new_request_id()
@@ -81,11 +82,11 @@ local function answer(bufnr, command, build_argument, title, earlier)
     end
     argument.requestId = request_id
     local view = ui.open(title, root_of(client), earlier)
-    lsp.listen(request_id, function(text)
+    handlers.listen(request_id, function(text)
       ui.append(view, text)
     end)
     local handle = lsp.execute(client, bufnr, command, argument, function(request_err, result)
-      lsp.listen(request_id, nil)
+      handlers.listen(request_id, nil)
       if request_err then
         if ui.is_open(view) then
           ui.fail(view, request_err)
@@ -104,7 +105,7 @@ local function answer(bufnr, command, build_argument, title, earlier)
     end)
     view.request = handle
     view.on_close = function()
-      lsp.listen(request_id, nil)
+      handlers.listen(request_id, nil)
       lsp.cancel(handle)
     end
   end)
@@ -366,7 +367,7 @@ function M.setup(opts)
     notify('setup: ' .. table.concat(problems, '; '), levels.WARN)
   end
   create_commands()
-  lsp.on_answer = function(result, client)
+  handlers.on_answer = function(result, client)
     -- A code lens ran: the first citation is the function it explains.
     local first = type(result.citations) == 'table' and result.citations[1] or nil
     local symbol = first and type(first.symbol) == 'string' and first.symbol or nil

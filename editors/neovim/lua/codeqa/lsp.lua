@@ -1,10 +1,10 @@
--- Starting, reusing and talking to codeqa-lsp: one client per project root.
---
--- Neovim's LSP API changed across the versions we support (0.7.2 is Debian's): this module is
--- the only place that knows, so the rest of the plugin calls `M.execute` and never checks
--- versions itself.
+-- Starting, reusing and talking to codeqa-lsp: one client per project root, the buffers it
+-- serves, and `workspace/executeCommand` requests. What the server pushes is handled in
+-- codeqa.handlers; what differs between Neovim versions lives in codeqa.compat, so the rest
+-- of the plugin calls `M.execute` and never checks versions itself.
+local compat = require('codeqa.compat')
 local config = require('codeqa.config')
-local markdown = require('codeqa.markdown')
+local handlers = require('codeqa.handlers')
 local project = require('codeqa.project')
 
 local M = {}
@@ -13,71 +13,25 @@ M.NAME = 'codeqa'
 
 --- root directory -> client id
 M.by_root = {}
---- client id -> { root, phase = 'starting'|'indexing'|'ready'|'stopped'|'failed', percentage,
----   message, indexed (count of finished index runs), last_report, quiet (no progress
----   notifications: a server only :checkhealth started) }
-M.states = {}
+--- client id -> state (see codeqa.handlers: the progress handler keeps it current)
+M.states = handlers.states
 
 local pending = {} -- client id -> callbacks waiting for `initialized`
-local listeners = {} -- requestId -> function(text) receiving codeqa/answerDelta pieces
 local stopping = {} -- client ids we stop on purpose (their exit is not an error)
 local reported_missing = {} -- executables already reported missing (autostart reports once)
 local crashed_roots = {} -- roots whose server crashed: autostart leaves them until a command
 
-local has_0_10 = vim.fn.has('nvim-0.10') == 1
-local has_0_11 = vim.fn.has('nvim-0.11') == 1
-
---- Called with (result, client) when the server pushes `codeqa/answer` (a code lens ran).
-M.on_answer = nil
-
-local function notify(message, level)
-  vim.notify('CodeQA: ' .. message, level or vim.log.levels.INFO, { title = 'CodeQA' })
-end
-M.notify = notify
-
--- Client methods became `client:method()` in 0.11 (the dot form warns there).
-function M.request(client, method, params, handler, bufnr)
-  if has_0_11 then
-    return client:request(method, params, handler, bufnr)
-  end
-  return client.request(method, params, handler, bufnr)
-end
-
-function M.request_sync(client, method, params, timeout_ms, bufnr)
-  if has_0_11 then
-    return client:request_sync(method, params, timeout_ms, bufnr)
-  end
-  return client.request_sync(method, params, timeout_ms, bufnr)
-end
-
-local function is_stopped(client)
-  if has_0_11 then
-    return client:is_stopped()
-  end
-  return client.is_stopped()
-end
-M.is_stopped = is_stopped
+local notify = handlers.notify
+local redraw_status = handlers.redraw_status
+local is_stopped = compat.is_stopped
 
 function M.stop(client)
   stopping[client.id] = true
-  if has_0_11 then
-    client:stop()
-  else
-    client.stop()
-  end
+  compat.stop(client)
 end
 
 local function all_clients()
-  if vim.lsp.get_clients then
-    return vim.lsp.get_clients({ name = M.NAME })
-  end
-  local ours = {}
-  for _, client in pairs(vim.lsp.get_active_clients()) do
-    if client.name == M.NAME then
-      table.insert(ours, client)
-    end
-  end
-  return ours
+  return compat.clients_named(M.NAME)
 end
 M.all_clients = all_clients
 
@@ -99,115 +53,6 @@ local function attached_client(bufnr)
     end
   end
   return nil
-end
-
--- Handlers ----------------------------------------------------------------------------------
-
-local function safe(fn)
-  return function(...)
-    local ok, err = pcall(fn, ...)
-    if not ok then
-      notify('internal error: ' .. tostring(err), vim.log.levels.ERROR)
-    end
-  end
-end
-
-local function redraw_status()
-  pcall(vim.cmd, 'redrawstatus')
-end
-
-local function on_progress(err, result, ctx, handler_config)
-  local state = M.states[ctx.client_id]
-  local value = type(result) == 'table' and result.value or nil
-  if state and type(value) == 'table' then
-    if value.kind == 'begin' then
-      state.phase = 'indexing'
-      state.title = value.title
-      state.percentage = value.percentage
-      state.message = value.message
-      if config.options.notify_progress and not state.quiet then
-        notify((value.title or 'Indexing') .. '…')
-      end
-    elseif value.kind == 'report' then
-      state.phase = 'indexing'
-      state.percentage = value.percentage or state.percentage
-      state.message = value.message or state.message
-      -- The last few phase messages ("chunking files 3/9", "embedding chunks 40/120, about
-      -- 5 s left"): what the statusline showed, kept for :checkhealth and the tests.
-      if type(value.message) == 'string' then
-        state.messages = state.messages or {}
-        table.insert(state.messages, value.message)
-        if #state.messages > 20 then
-          table.remove(state.messages, 1)
-        end
-      end
-    elseif value.kind == 'end' then
-      state.phase = 'ready'
-      state.percentage = nil
-      state.message = nil
-      state.indexed = (state.indexed or 0) + 1
-      state.last_report = value.message
-      if config.options.notify_progress and not state.quiet then
-        notify(value.message or 'indexing finished')
-      end
-    end
-    redraw_status()
-  end
-  -- Keep Neovim's own progress bookkeeping (LspProgress, statusline plugins) working too.
-  local default = vim.lsp.handlers['$/progress']
-  if default then
-    pcall(default, err, result, ctx, handler_config)
-  end
-end
-
-local function on_answer_delta(_, params)
-  if type(params) ~= 'table' then
-    return
-  end
-  local listener = listeners[params.requestId]
-  if listener and type(params.text) == 'string' then
-    listener(params.text)
-  end
-end
-
-local function on_answer(_, result, ctx)
-  if type(result) ~= 'table' or listeners[result.requestId] then
-    return -- one of our own requests: its response shows it
-  end
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
-  if M.on_answer and client then
-    M.on_answer(result, client)
-  end
-end
-
--- The server reports bad settings and failures with window/showMessage; 0.7 would print
--- them raw to stdout, so route them through vim.notify like the rest of the plugin.
-local message_levels = { [1] = vim.log.levels.ERROR, [2] = vim.log.levels.WARN, [3] = vim.log.levels.INFO,
-  [4] = vim.log.levels.DEBUG }
-
-local function on_show_message(_, params)
-  if type(params) == 'table' and type(params.message) == 'string' then
-    local message = params.message:gsub('^[Cc]ode[Qq][Aa]:%s*', '')
-    notify(message, message_levels[params.type] or vim.log.levels.INFO)
-  end
-  return vim.NIL
-end
-
-M.handlers = {
-  ['window/showMessage'] = safe(on_show_message),
-  ['$/progress'] = safe(on_progress),
-  ['codeqa/answerDelta'] = safe(on_answer_delta),
-  ['codeqa/answer'] = safe(on_answer),
-}
--- Before 0.10 hover markdown goes through the regex syntax, which mangles it (issue 14):
--- render it ourselves there; current versions use vim.lsp.util's treesitter markdown.
-if not markdown.native() then
-  M.handlers['textDocument/hover'] = safe(markdown.hover_handler)
-end
-
---- Receive the streamed text of request `request_id` (nil stops listening).
-function M.listen(request_id, fn)
-  listeners[request_id] = fn
 end
 
 -- Buffers -----------------------------------------------------------------------------------
@@ -234,7 +79,7 @@ local function setup_buffer(bufnr, client)
   end
   vim.b[bufnr].codeqa_attached = true
   local key = config.options.hover_keymap
-  if key and not has_0_10 and vim.fn.maparg(key, 'n') == '' then
+  if key and not compat.has_0_10 and vim.fn.maparg(key, 'n') == '' then
     vim.keymap.set('n', key, vim.lsp.buf.hover, { buffer = bufnr, desc = 'Hover (LSP, codeqa)' })
   end
   local on_attach = config.options.on_attach
@@ -267,7 +112,8 @@ end
 function M.missing_message(cmd)
   cmd = cmd or config.options.cmd
   return string.format(
-    "server executable '%s' not found%s. Install codeqa-lsp (pip install codeqa-lsp) or point "
+    "server executable '%s' not found%s. Install it from a clone of codeqa-lsp (pip install -e '.[local]', see "
+      .. "editors/neovim/README.md) or point "
       .. "setup({ cmd = { '/path/to/codeqa-lsp' } }) at it; see :checkhealth codeqa",
     cmd[1], cmd[1]:find('/') and '' or ' on PATH'
   )
@@ -339,7 +185,7 @@ local function client_config(root)
     init_options = init_options,
     -- Answers the server's workspace/configuration pull for section `codeqa`.
     settings = { codeqa = next(settings) and settings or vim.empty_dict() },
-    handlers = M.handlers,
+    handlers = handlers.handlers,
     on_init = on_init,
     on_exit = on_exit,
     flags = { debounce_text_changes = 300 },
@@ -380,17 +226,7 @@ function M.start(root, bufnr, quiet)
     return nil, message
   end
   local client_config_table = client_config(root)
-  local ok, id
-  if vim.lsp.start and attach then
-    ok, id = pcall(vim.lsp.start, client_config_table, { bufnr = bufnr })
-  elseif vim.lsp.start and has_0_11 then
-    ok, id = pcall(vim.lsp.start, client_config_table, { attach = false })
-  else
-    ok, id = pcall(vim.lsp.start_client, client_config_table)
-    if ok and id and attach then
-      vim.lsp.buf_attach_client(bufnr, id)
-    end
-  end
+  local ok, id = compat.start_client(client_config_table, bufnr, attach)
   if not ok or not id then
     local message = 'could not start ' .. table.concat(cmd, ' ') .. ': ' .. tostring(id)
     if quiet then
@@ -474,7 +310,7 @@ end
 function M.execute(client, bufnr, command, argument, callback)
   local handle = { client = client }
   local params = { command = command, arguments = argument ~= nil and { argument } or {} }
-  local ok, request_id = M.request(client, 'workspace/executeCommand', params, function(err, result)
+  local ok, request_id = compat.request(client, 'workspace/executeCommand', params, function(err, result)
     if handle.cancelled then
       return -- the user closed the window: neither the answer nor "cancelled" is news
     end
@@ -498,11 +334,7 @@ function M.cancel(handle)
   if handle and handle.id and not handle.done and not is_stopped(handle.client) then
     handle.done = true
     handle.cancelled = true
-    if has_0_11 then
-      handle.client:cancel_request(handle.id)
-    else
-      handle.client.cancel_request(handle.id)
-    end
+    compat.cancel_request(handle.client, handle.id)
   end
 end
 

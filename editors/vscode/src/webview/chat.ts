@@ -9,7 +9,7 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-type ToChat = { type: "render"; html: string } | { type: "prefill"; text: string } | { type: "e2eClick"; selector: string } | { type: "e2eAsk"; question: string };
+type ToChat = { type: "render"; html: string } | { type: "prefill"; text: string } | { type: "testClick"; selector: string };
 
 const vscode = acquireVsCodeApi();
 const content = document.getElementById("content") as HTMLElement;
@@ -50,12 +50,10 @@ window.addEventListener("message", (event: MessageEvent<ToChat>) => {
     box.value = message.text;
     box.focus();
     box.setSelectionRange(box.value.length, box.value.length);
-  } else if (message.type === "e2eClick") {
+  } else if (CODEQA_TEST_BUILD && message.type === "testClick") {
+    // Test builds only (scripts/build.mjs --test): the e2e clicks as a user would.
     const target = content.querySelector(message.selector);
     if (target instanceof HTMLElement) target.click();
-  } else if (message.type === "e2eAsk") {
-    box.value = message.question;
-    send();
   }
 });
 

@@ -9,7 +9,7 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-type ToWebview = { type: "render"; generation: number; phase: string; html: string } | { type: "e2eClick"; selector: string };
+type ToWebview = { type: "render"; generation: number; phase: string; html: string } | { type: "testClick"; selector: string };
 
 const vscode = acquireVsCodeApi();
 const content = document.getElementById("content") as HTMLElement;
@@ -39,7 +39,8 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       unsafeElements: content.querySelectorAll(UNSAFE).length,
       csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute("content") ?? "",
     });
-  } else if (message.type === "e2eClick") {
+  } else if (CODEQA_TEST_BUILD && message.type === "testClick") {
+    // Test builds only (scripts/build.mjs --test): the e2e clicks as a user would.
     const target = content.querySelector(message.selector);
     if (target instanceof HTMLElement) target.click();
   }

@@ -1,20 +1,24 @@
 /**
- * End-to-end test hook, active only when `CODEQA_E2E_OUT` is set (the harness in
- * scripts/e2e.mjs sets it for code-server). It drives the real commands through
- * `vscode.commands.executeCommand`, as the palette would, and writes what it observed to the
- * JSON file the harness polls: server start, indexing progress, search QuickPick → editor,
- * explain, the code-lens path, ask with streaming into the webview, a citation click inside the
- * webview → editor selection, and finally the "cannot start" notification for a bad server path.
- * The harness, not this file, decides pass/fail.
+ * The end-to-end scenario, in the test build only (e2e/src/main.ts runs it when
+ * `CODEQA_E2E_OUT` is set; the published bundle does not contain it). It drives the real
+ * commands through `vscode.commands.executeCommand`, as the palette would, and writes what it
+ * observed to the JSON file the harness (scripts/e2e.mjs) polls: server start, indexing
+ * progress, search QuickPick → editor, explain, the code-lens path, ask with streaming into the
+ * webview, a citation click inside the webview → editor selection, a streamed model answer, the
+ * docked chat with a follow-up, `@codeqa`'s handler, a real window reload after which the chat
+ * shows the earlier thread again, and finally the "cannot start" notification for a bad server
+ * path. The window reload restarts the extension host, so the scenario resumes from the report
+ * file (phase "reloading"). The harness, not this file, decides pass/fail.
  */
 
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { CodeQaApi } from "./extension";
-import { ServerCommands, type AnswerResult, type IndexStatus, type SearchHit } from "./protocol";
-import { apiKeySecretName } from "./server";
-import { describeCommand } from "./settings";
+import { PARTICIPANT_ID } from "../../src/chatParticipant";
+import type { CodeQaApi } from "../../src/extension";
+import { ServerCommands, type AnswerResult, type IndexStatus, type SearchHit } from "../../src/protocol";
+import { apiKeySecretName } from "../../src/server";
+import { describeCommand } from "../../src/settings";
 
 interface Scenario {
   readonly search: string;
@@ -25,6 +29,8 @@ interface Scenario {
   readonly selection: { readonly path: string; readonly startLine: number; readonly endLine: number };
   /** A loopback OpenAI-compatible server the harness runs: the streamed-model scenario. */
   readonly llm: { readonly baseUrl: string; readonly apiKey: string; readonly model: string; readonly question: string };
+  /** `@codeqa`'s first question (not asked before, so the model streams a fresh answer). */
+  readonly participant: string;
   /** An executable that exits with an error at once (a server that cannot start). */
   readonly crashingServer: string;
   /** A question whose answer quotes HTML/script from the fixture (must be shown, never run). */
@@ -36,7 +42,11 @@ type Report = Record<string, unknown> & { phase: string; errors: string[] };
 const STEP_TIMEOUT_MS = 90_000;
 
 export async function runE2e(outFile: string, api: CodeQaApi, secrets: vscode.SecretStorage): Promise<void> {
-  const report: Report = { phase: "started", errors: [], startedAt: Date.now() };
+  const previous = readReport(outFile);
+  const resuming = previous?.phase === "reloading";
+  const report: Report = resuming ? { ...previous, phase: "reloaded" } : { phase: "started", errors: [], startedAt: Date.now(), timings: {} };
+  // One extension host per window load: a different pid after the reload proves it was real.
+  report.extensionHostPids = [...((report.extensionHostPids as number[] | undefined) ?? []), process.pid];
   const write = (): void => {
     fs.writeFileSync(outFile + ".tmp", JSON.stringify(report, null, 2));
     fs.renameSync(outFile + ".tmp", outFile);
@@ -51,40 +61,51 @@ export async function runE2e(outFile: string, api: CodeQaApi, secrets: vscode.Se
     (report.timings as Record<string, number>)[name] = Date.now() - started;
     write();
   };
-  report.timings = {};
   write();
   try {
     const scenario = JSON.parse(process.env.CODEQA_E2E_SCENARIO ?? "null") as Scenario;
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     if (!scenario || !folder) throw new Error("CODEQA_E2E_SCENARIO and an open folder are required");
-
-    await step("server", () => serverStep(api));
-    await step("indexing", () => indexingStep(api));
-    await step("search", () => searchStep(api, scenario.search));
-    await step("explain", () => explainStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain));
-    await step("codeLens", () => codeLensStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain.line));
-    await step("injection", () => injectionStep(api, scenario.injection));
-    await step("askSelection", () => askSelectionStep(api, vscode.Uri.joinPath(folder, scenario.selection.path), scenario.selection));
-    await step("ask", () => askStep(api, scenario.ask));
-    await step("citationClick", () => citationClickStep(api));
-    await step("reindex", () => reindexStep(api));
-    await step("llm", () => llmStep(api, secrets, scenario.llm));
-    await step("llmCitationClick", () => citationClickStep(api));
-    // The answer panel and the cited code are on screen now: let the harness take its screenshot
-    // (without the earlier status notification over the panel).
-    await vscode.commands.executeCommand("notifications.clearAll").then(undefined, () => undefined);
-    report.phase = "screenshot";
-    write();
-    await waitFor(() => fs.existsSync(outFile + ".screenshot-done"), 60_000, "the harness's screenshot").catch((e) =>
-      report.errors.push(String(e)),
-    );
-    await step("chat", () => chatStep(api, scenario.llm.question));
-    report.phase = "chatScreenshot";
-    write();
-    await waitFor(() => fs.existsSync(outFile + ".chat-screenshot-done"), 60_000, "the harness's chat screenshot").catch((e) =>
-      report.errors.push(String(e)),
-    );
-    await step("cannotStart", () => cannotStartStep(api, scenario.crashingServer));
+    if (resuming) {
+      await step("afterReload", () => afterReloadStep(api, report.chat as ChatReport | undefined, Number(report.reloadRequestedAt)));
+      await step("cannotStart", () => cannotStartStep(api, scenario.crashingServer));
+    } else {
+      await step("server", () => serverStep(api));
+      await step("indexing", () => indexingStep(api));
+      await step("search", () => searchStep(api, scenario.search));
+      await step("explain", () => explainStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain));
+      await step("codeLens", () => codeLensStep(api, vscode.Uri.joinPath(folder, scenario.explain.path), scenario.explain.line));
+      await step("injection", () => injectionStep(api, scenario.injection));
+      await step("askSelection", () => askSelectionStep(api, vscode.Uri.joinPath(folder, scenario.selection.path), scenario.selection));
+      await step("ask", () => askStep(api, scenario.ask));
+      await step("citationClick", () => citationClickStep(api));
+      await step("reindex", () => reindexStep(api));
+      await step("llm", () => llmStep(api, secrets, scenario.llm));
+      await step("llmCitationClick", () => citationClickStep(api));
+      // The answer panel and the cited code are on screen now: let the harness take its screenshot
+      // (without the earlier status notification over the panel).
+      await vscode.commands.executeCommand("notifications.clearAll").then(undefined, () => undefined);
+      report.phase = "screenshot";
+      write();
+      await waitFor(() => fs.existsSync(outFile + ".screenshot-done"), 60_000, "the harness's screenshot").catch((e) =>
+        report.errors.push(String(e)),
+      );
+      await step("participant", () => participantStep(api, scenario.participant));
+      await step("chat", () => chatStep(api, scenario.llm.question));
+      report.phase = "chatScreenshot";
+      write();
+      await waitFor(() => fs.existsSync(outFile + ".chat-screenshot-done"), 60_000, "the harness's chat screenshot").catch((e) =>
+        report.errors.push(String(e)),
+      );
+      // A real window reload: this extension host ends here and the next one resumes the
+      // scenario from the report (see `resuming` above).
+      // Nothing is written after this: the command's promise is cancelled as this host ends.
+      report.phase = "reloading";
+      report.reloadRequestedAt = Date.now();
+      write();
+      void vscode.commands.executeCommand("workbench.action.reloadWindow").then(undefined, () => undefined);
+      return;
+    }
   } catch (error) {
     report.errors.push(error instanceof Error ? error.stack ?? error.message : String(error));
   }
@@ -92,6 +113,14 @@ export async function runE2e(outFile: string, api: CodeQaApi, secrets: vscode.Se
   report.phase = "done";
   report.finishedAt = Date.now();
   write();
+}
+
+function readReport(file: string): Report | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8")) as Report;
+  } catch {
+    return undefined;
+  }
 }
 
 async function serverStep(api: CodeQaApi): Promise<unknown> {
@@ -219,11 +248,15 @@ async function citationClickStep(api: CodeQaApi): Promise<unknown> {
   return { selector, citation: { ...citation }, editor: editorSummary() };
 }
 
+interface ChatReport {
+  readonly threadIds?: ReadonlyArray<string | undefined>;
+  readonly questions?: readonly string[];
+}
+
 /**
- * The docked chat: a question, a follow-up that needs the first turn's subject, a click on a
- * source of the follow-up (the file opens in the editor area beside the chat with the cited
- * lines selected), then the server restarts and the chat restores the thread from disk, as
- * after a window reload.
+ * The docked chat: a question, a follow-up that needs the first turn's subject, and a click on
+ * a source of the follow-up (the file opens in the editor area beside the chat with the cited
+ * lines selected). The thread stays on screen for the harness's screenshot and the reload.
  */
 async function chatStep(api: CodeQaApi, question: string): Promise<unknown> {
   await vscode.commands.executeCommand("codeqa.chat.ask");
@@ -240,20 +273,72 @@ async function chatStep(api: CodeQaApi, question: string): Promise<unknown> {
   await waitFor(() => api.chat.lastOpened !== undefined, 20_000, "the cited file to open from the chat");
   await sleep(300);
   const opened = { editor: editorSummary(), citation: { ...citation }, chatVisible: api.chat.visible };
-  const threadId = api.chat.current.threadId;
-  await vscode.commands.executeCommand("codeqa.restartServer");
-  await api.chat.reloadForTest();
-  await waitFor(() => api.chat.current.turns.length === 2, 30_000, "the thread restored from the server");
-  await waitFor(() => api.chat.lastRendered?.turns === 2, 10_000, "the restored thread rendered");
   return {
     first: answerSummary(first),
     followUp: answerSummary(followUp),
     threadIds: [(first as { threadId?: string } | undefined)?.threadId, (followUp as { threadId?: string } | undefined)?.threadId],
+    questions: api.chat.current.turns.map((t) => t.title),
     rendered,
     opened,
-    restored: { threadId: api.chat.current.threadId, sameThread: api.chat.current.threadId === threadId,
-      questions: api.chat.current.turns.map((t) => t.title), rendered: api.chat.lastRendered },
   };
+}
+
+/**
+ * After the window reload, in a new extension host with a new server process: the chat view
+ * comes back by itself (it was open) and shows the thread from before, read from the server's
+ * on-disk history. Nothing is asked or clicked before the check.
+ */
+async function afterReloadStep(api: CodeQaApi, before: ChatReport | undefined, reloadRequestedAt: number): Promise<unknown> {
+  const threadId = before?.threadIds?.[0];
+  if (!threadId) throw new Error("no thread from before the reload");
+  await waitFor(() => api.chat.current.turns.length > 0, 60_000, "the chat to restore a thread").catch(() => undefined);
+  await waitFor(() => (api.chat.lastRendered?.turns ?? 0) > 0, 10_000, "the restored thread to render").catch(() => undefined);
+  return {
+    reloadRequestedAt,
+    activatedAfterReload: Date.now() > reloadRequestedAt,
+    serverStarts: api.server.starts,
+    chatVisible: api.chat.visible,
+    threadId: api.chat.current.threadId,
+    sameThread: api.chat.current.threadId === threadId,
+    questions: api.chat.current.turns.map((t) => t.title),
+    expectedQuestions: before?.questions ?? [],
+    citations: api.chat.current.turns.map((t) => t.result?.citations.length ?? 0),
+    rendered: api.chat.lastRendered,
+  };
+}
+
+/**
+ * `@codeqa`'s handler, called the way VS Code's chat calls it (code-server has no chat UI):
+ * a request, the session's history and a stream that records what it was given, against the
+ * real server and the harness's streaming model. Then a follow-up in the same session.
+ */
+async function participantStep(api: CodeQaApi, question: string): Promise<unknown> {
+  const token = new vscode.CancellationTokenSource().token;
+  const call = async (prompt: string, history: readonly unknown[]): Promise<unknown> => {
+    const markdown: string[] = [];
+    const references: unknown[] = [];
+    const stream = {
+      markdown: (value: string | vscode.MarkdownString) => {
+        markdown.push(typeof value === "string" ? value : value.value);
+      },
+      reference: (value: vscode.Uri | vscode.Location) => {
+        const location = value instanceof vscode.Location ? value : new vscode.Location(value, new vscode.Position(0, 0));
+        references.push({
+          path: vscode.workspace.asRelativePath(location.uri, false),
+          isLocation: value instanceof vscode.Location,
+          startLine: location.range.start.line,
+          endLine: location.range.end.line,
+        });
+      },
+    };
+    const result = await api.participant.handler({ prompt }, { history }, stream, token);
+    return { markdown, text: markdown.join(""), references, metadata: result.metadata ?? null };
+  };
+  const first = (await call(question, [])) as { metadata: { threadId?: string } | null };
+  // VS Code hands the handler the session's earlier turns: our response turn carries its thread.
+  const history = [{ prompt: question, participant: PARTICIPANT_ID, command: undefined }, { participant: PARTICIPANT_ID, result: { metadata: first.metadata }, response: [] }];
+  const followUp = await call("and where is it called from?", history);
+  return { registered: api.participant.registered, first, followUp };
 }
 
 async function reindexStep(api: CodeQaApi): Promise<unknown> {
