@@ -31,6 +31,7 @@ test: $(STAMP) lint pytest editors-test
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check codeqa_lsp tests bench
+	$(VENV)/bin/ruff format --check codeqa_lsp tests bench
 	$(VENV)/bin/mypy
 
 pytest: $(STAMP)

@@ -123,15 +123,20 @@ def machine() -> dict[str, object]:
     except OSError:
         pass
     return {
-        "cores": os.cpu_count(), "ram_gb": ram, "platform": platform.platform(),
-        "python": sys.version.split()[0], "tree_sitter": metadata.version("tree-sitter"),
+        "cores": os.cpu_count(),
+        "ram_gb": ram,
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "tree_sitter": metadata.version("tree-sitter"),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="~250 stdlib files + the npm tree, one run")
+    parser.add_argument(
+        "--quick", action="store_true", help="~250 stdlib files + the npm tree, one run"
+    )
     parser.add_argument("--repeat", type=int, default=None, help="runs per pass (best kept)")
     args = parser.parse_args()
     repeat = args.repeat or (1 if args.quick else 3)
@@ -144,13 +149,17 @@ def main() -> int:
     report = {"machine": machine(), "quick": args.quick, "repeat": repeat, "results": rows}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    print("| corpus | files | MB | parse MB/s | parse+query MB/s | chunk MB/s | chunks/s | chunk/parse speed |")
+    print(
+        "| corpus | files | MB | parse MB/s | parse+query MB/s | chunk MB/s | chunks/s | chunk/parse speed |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, row in rows.items():
         query_speed = round(row["megabytes"] / max(row["parse_and_query_seconds"], 1e-9), 2)
-        print(f"| {name} | {row['files']} | {row['megabytes']} | {row['parse_mb_per_s']} | "
-              f"{query_speed} | {row['chunk_mb_per_s']} | {row['chunks_per_s']} | "
-              f"{row['chunking_vs_parse_speed']} |")
+        print(
+            f"| {name} | {row['files']} | {row['megabytes']} | {row['parse_mb_per_s']} | "
+            f"{query_speed} | {row['chunk_mb_per_s']} | {row['chunks_per_s']} | "
+            f"{row['chunking_vs_parse_speed']} |"
+        )
     print(f"written {RESULTS}")
     return 0
 

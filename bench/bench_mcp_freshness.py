@@ -39,8 +39,13 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.mcp.service import CodeService
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mcp_freshness.json"
-QUERIES = ("where do we retry failed uploads", "parse the config file", "compute_total_7",
-           "open a database connection", "render the template")
+QUERIES = (
+    "where do we retry failed uploads",
+    "parse the config file",
+    "compute_total_7",
+    "open a database connection",
+    "render the template",
+)
 
 
 def make_tree(root: Path, files: int) -> None:
@@ -71,8 +76,10 @@ def measure(fn: Callable[[], Any], repeat: int) -> dict[str, float]:
         fn()
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
-    return {"wall_ms": round(1000 * statistics.median(walls), 2),
-            "cpu_ms": round(1000 * statistics.median(cpus), 2)}
+    return {
+        "wall_ms": round(1000 * statistics.median(walls), 2),
+        "cpu_ms": round(1000 * statistics.median(cpus), 2),
+    }
 
 
 def main() -> None:
@@ -102,7 +109,9 @@ def main() -> None:
         counter = iter(range(10**6))
 
         def edit_then_refresh() -> None:
-            edited.write_text(edited.read_text() + f"\n\ndef added_{next(counter)}():\n    return 1\n")
+            edited.write_text(
+                edited.read_text() + f"\n\ndef added_{next(counter)}():\n    return 1\n"
+            )
             outcome = service.keeper.refresh()
             assert outcome.updated == 1, outcome
 
@@ -115,12 +124,16 @@ def main() -> None:
         "benchmark": "mcp_freshness",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "load_average": os.getloadavg(),
-        "files": status.files, "chunks": status.chunks, "repeat": repeat,
+        "files": status.files,
+        "chunks": status.chunks,
+        "repeat": repeat,
         "full_index_seconds": round(full_index, 2),
         "results": results,
         "ratio_to_search_wall": {k: round(v["wall_ms"] / base, 2) for k, v in results.items()},
-        "ratio_to_search_cpu": {k: round(v["cpu_ms"] / (results["search"]["cpu_ms"] or 1.0), 2)
-                                for k, v in results.items()},
+        "ratio_to_search_cpu": {
+            k: round(v["cpu_ms"] / (results["search"]["cpu_ms"] or 1.0), 2)
+            for k, v in results.items()
+        },
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")

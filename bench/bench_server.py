@@ -117,7 +117,9 @@ async def cold_start(root: Path, index_dir: Path, embedder: str) -> dict[str, An
         return {
             "initialize_response_s": round(initialize_s, 3),
             "first_cited_ask": first_ask,
-            "first_cited_ask_after_initialize_response_s": round(first_ask["seconds"] - initialize_s, 3),
+            "first_cited_ask_after_initialize_response_s": round(
+                first_ask["seconds"] - initialize_s, 3
+            ),
             "full_index_s": round(index_s, 3),
             "index_end_message": client.progress("end")[0]["value"].get("message"),
             "files": status["files"],
@@ -138,7 +140,9 @@ async def save_to_searchable(client: RawClient, root: Path, rounds: int = 3) -> 
         started = time.perf_counter()
         client.notify("textDocument/didSave", {"textDocument": {"uri": target.as_uri()}})
         while True:
-            hits = (await client.command("codeqa.search", {"query": f"{tag}_function_57", "topK": 5}))["result"]
+            hits = (
+                await client.command("codeqa.search", {"query": f"{tag}_function_57", "topK": 5})
+            )["result"]
             if any(h["symbol"] == f"{tag}_function_57" for h in hits):
                 break
             await asyncio.sleep(0.02)
@@ -162,7 +166,9 @@ async def warm_start(root: Path, index_dir: Path, embedder: str) -> dict[str, An
             "index_run_s": round(time.perf_counter() - started, 3),
             "index_end_message": client.progress("end")[0]["value"].get("message"),
             "first_cited_ask": first_ask,
-            "first_cited_ask_after_initialize_response_s": round(first_ask["seconds"] - initialize_s, 3),
+            "first_cited_ask_after_initialize_response_s": round(
+                first_ask["seconds"] - initialize_s, 3
+            ),
         }
     finally:
         await client.close()
@@ -179,7 +185,11 @@ async def run(quick: bool, embedder: str) -> dict[str, Any]:
     return {
         "embedder": embedder,
         "provider": "extractive",
-        "workspace": {"stdlib_files": copied, "indexed_files": cold["files"], "chunks": cold["chunks"]},
+        "workspace": {
+            "stdlib_files": copied,
+            "indexed_files": cold["files"],
+            "chunks": cold["chunks"],
+        },
         "cold": cold,
         "warm": warm,
     }

@@ -37,6 +37,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 # -- machine and versions -------------------------------------------------------------------
 
+
 def _cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -68,7 +69,10 @@ def _git_commit() -> str | None:
     try:
         out = subprocess.run(
             ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, timeout=10, check=False,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -100,6 +104,7 @@ def machine_info() -> dict[str, Any]:
 
 # -- output ---------------------------------------------------------------------------------
 
+
 def write_result(name: str, data: Mapping[str, Any], quick: bool) -> Path:
     """Write `bench/results/<name>.json` with the machine block every report table needs."""
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -121,6 +126,7 @@ def read_result(name: str) -> dict[str, Any] | None:
 
 
 # -- timing ---------------------------------------------------------------------------------
+
 
 @dataclass
 class Stopwatch:
@@ -163,6 +169,7 @@ def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
 
 
 # -- process-tree memory --------------------------------------------------------------------
+
 
 def _children(pid: int) -> list[int]:
     kids: list[int] = []
@@ -248,8 +255,11 @@ class TreeRssSampler:
     def stop_leftovers(self) -> list[int]:
         """Terminate descendants still running after the root exited (only processes this
         sampler saw in the tree, matched by pid *and* start time). Returns their pids."""
-        alive = [pid for pid, started in self.seen.items()
-                 if pid != self.pid and started is not None and _start_time(pid) == started]
+        alive = [
+            pid
+            for pid, started in self.seen.items()
+            if pid != self.pid and started is not None and _start_time(pid) == started
+        ]
         stopped = list(alive)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for pid in alive:
@@ -325,8 +335,13 @@ def run_measured(
             note += f"\n[bench] stopped {len(leftovers)} leftover process(es) of the command"
         out.seek(0)
         err.seek(0)
-        return RunResult(returncode=proc.returncode, wall_s=wall, tree_peak_rss_mb=sampler.peak_mb,
-                         stdout=out.read(), stderr=err.read() + note)
+        return RunResult(
+            returncode=proc.returncode,
+            wall_s=wall,
+            tree_peak_rss_mb=sampler.peak_mb,
+            stdout=out.read(),
+            stderr=err.read() + note,
+        )
 
 
 def self_peak_rss_mb() -> float:
@@ -343,4 +358,3 @@ def dir_size_bytes(path: Path) -> int:
             with suppress(OSError):
                 total += os.lstat(os.path.join(dirpath, name)).st_size
     return total
-

@@ -163,8 +163,18 @@ def _complete(corpus: Corpus) -> bool:
 def _download(corpus: Corpus, into: Path, quiet: bool) -> Path:
     into.mkdir(parents=True)
     if corpus.registry == "pypi":
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--dest", str(into), corpus.spec]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--dest",
+            str(into),
+            corpus.spec,
+        ]
         if quiet:
             cmd.append("--quiet")
     elif corpus.registry == "npm":

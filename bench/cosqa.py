@@ -75,8 +75,12 @@ def run_arm(
     return result
 
 
-def run(embedder: str, arms: Sequence[str], limit: int | None = None,
-        searcher_factory: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+def run(
+    embedder: str,
+    arms: Sequence[str],
+    limit: int | None = None,
+    searcher_factory: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
     """Index the snippets with `embedder` and score each arm. Returns JSON-ready results."""
     root = write_snippets()
     queries = load_queries(limit)
@@ -85,6 +89,7 @@ def run(embedder: str, arms: Sequence[str], limit: int | None = None,
         searcher = searcher_factory(base) if searcher_factory else base
         results: dict[str, Any] = {}
         for arm in arms:
+
             def search(text: str, arm: str = arm) -> list[str]:
                 response = searcher.search(text, top_k=SEARCH_DEPTH, mode=arm)
                 return [hit.chunk.path for hit in response.hits]

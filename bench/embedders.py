@@ -33,7 +33,9 @@ from cosqa import SEARCH_DEPTH, load_queries, run_arm, write_snippets
 from reference_embedder import indexer_embedder, make_embedder
 
 
-def run_kind(kind: str, root: Path, queries: list[tuple[str, str]], arms: list[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def run_kind(
+    kind: str, root: Path, queries: list[tuple[str, str]], arms: list[str]
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     from codeqa_lsp.config import Settings
     from codeqa_lsp.index.indexer import Indexer
     from codeqa_lsp.retrieval.search import HybridSearcher
@@ -51,8 +53,12 @@ def run_kind(kind: str, root: Path, queries: list[tuple[str, str]], arms: list[s
         searcher = HybridSearcher(indexer, settings)
         results: dict[str, Any] = {}
         for arm in arms:
+
             def search(text: str, arm: str = arm) -> list[str]:
-                return [hit.chunk.path for hit in searcher.search(text, top_k=SEARCH_DEPTH, mode=arm).hits]
+                return [
+                    hit.chunk.path
+                    for hit in searcher.search(text, top_k=SEARCH_DEPTH, mode=arm).hits
+                ]
 
             results[arm] = run_arm(queries, search)
         chunks = indexer.chunks()
@@ -60,10 +66,15 @@ def run_kind(kind: str, root: Path, queries: list[tuple[str, str]], arms: list[s
         cached = indexer.cache.get_many(texts, indexer.embedder.dim)
         vectors = {c.id: v for c, v in zip(chunks, cached, strict=True) if v is not None}
         summary = {
-            "kind": kind, "model": indexer.embedder.model, "chunks": len(chunks),
-            "embedded": report.embedded, "index_seconds": round(index_seconds, 1),
+            "kind": kind,
+            "model": indexer.embedder.model,
+            "chunks": len(chunks),
+            "embedded": report.embedded,
+            "index_seconds": round(index_seconds, 1),
             "index_cpu_seconds": round(time.process_time() - cpu0, 1),
-            "chunks_per_second": round(report.embedded / index_seconds, 1) if report.embedded else None,
+            "chunks_per_second": round(report.embedded / index_seconds, 1)
+            if report.embedded
+            else None,
             "arms": results,
         }
     finally:
@@ -72,7 +83,9 @@ def run_kind(kind: str, root: Path, queries: list[tuple[str, str]], arms: list[s
     return summary, vectors
 
 
-def run_questions_kind(kind: str, names: list[str], arms: list[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def run_questions_kind(
+    kind: str, names: list[str], arms: list[str]
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The question sets through the real pipeline with embedder `kind`, each in its own
     index (`<set>-embedders-<kind>`: never the shared `<set>-local` ones other runs use)."""
     from corpora import corpus_root, corpus_settings, fetch_all, questions_path
@@ -94,32 +107,59 @@ def run_questions_kind(kind: str, names: list[str], arms: list[str]) -> tuple[di
     vectors: dict[str, np.ndarray] = {}
     indexes: dict[str, Any] = {}
     for name in names:
-        settings = Settings(embedder="local", index_dir=str(CACHE_DIR / "indexes" / f"{name}-embedders-{kind}"),
-                            **corpus_settings(name))  # type: ignore[arg-type]
+        settings = Settings(
+            embedder="local",
+            index_dir=str(CACHE_DIR / "indexes" / f"{name}-embedders-{kind}"),
+            **corpus_settings(name),
+        )  # type: ignore[arg-type]
         with indexer_embedder(lambda: embedder):
             indexer = Indexer(corpus_root(name), settings)
         try:
             started = time.perf_counter()
             done = indexer.index()
-            indexes[name] = {"chunks": indexer.status().chunks, "embedded": done.embedded,
-                             "seconds": round(time.perf_counter() - started, 1)}
+            indexes[name] = {
+                "chunks": indexer.status().chunks,
+                "embedded": done.embedded,
+                "seconds": round(time.perf_counter() - started, 1),
+            }
             searcher = HybridSearcher(indexer, settings)
             questions = load_questions(questions_path(name))
             for arm in arms:
-                def search(text: str, arm: str = arm, searcher: HybridSearcher = searcher) -> list[Retrieved]:
+
+                def search(
+                    text: str, arm: str = arm, searcher: HybridSearcher = searcher
+                ) -> list[Retrieved]:
                     hits = searcher.search(text, top_k=10, mode=arm).hits  # type: ignore[arg-type]
-                    return [Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts) for h in hits]
+                    return [
+                        Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts)
+                        for h in hits
+                    ]
 
                 results[arm].extend(evaluate(questions, search))
             chunks = indexer.chunks()
             cached = indexer.cache.get_many([c.embed_text() for c in chunks], indexer.embedder.dim)
-            vectors.update({f"{name}:{c.id}": v for c, v in zip(chunks, cached, strict=True) if v is not None})
+            vectors.update(
+                {f"{name}:{c.id}": v for c, v in zip(chunks, cached, strict=True) if v is not None}
+            )
         finally:
             indexer.close()
-    summary = {"kind": kind, "model": embedder.model, "indexes": indexes,
-               "arms": {arm: {g: m for g, m in report(results[arm])["groups"].items()
-                              if g == "all" or g.startswith(("set:", "overlap:"))} for arm in arms}}
-    print(json.dumps({"kind": kind, "all": {a: summary["arms"][a]["all"] for a in arms}}), file=sys.stderr)
+    summary = {
+        "kind": kind,
+        "model": embedder.model,
+        "indexes": indexes,
+        "arms": {
+            arm: {
+                g: m
+                for g, m in report(results[arm])["groups"].items()
+                if g == "all" or g.startswith(("set:", "overlap:"))
+            }
+            for arm in arms
+        },
+    }
+    print(
+        json.dumps({"kind": kind, "all": {a: summary["arms"][a]["all"] for a in arms}}),
+        file=sys.stderr,
+    )
     return summary, vectors
 
 
@@ -128,7 +168,10 @@ def sample_root(root: Path, queries: list[tuple[str, str]], size: int) -> Path:
     distractors up to `size` files (easier than the full 6,267, so compare embedders on it,
     not with full-set numbers)."""
     answers = {wanted for _, wanted in queries}
-    others = sorted((p.name for p in root.iterdir() if p.name not in answers), key=lambda n: int(n.split(".")[0]))
+    others = sorted(
+        (p.name for p in root.iterdir() if p.name not in answers),
+        key=lambda n: int(n.split(".")[0]),
+    )
     room = max(0, size - len(answers))
     step = max(1, len(others) // room) if room else len(others) + 1
     chosen = answers | set(others[::step][:room])
@@ -145,8 +188,12 @@ def agreement(reference: dict[str, np.ndarray], other: dict[str, np.ndarray]) ->
     a = np.stack([reference[k] for k in common])
     b = np.stack([other[k] for k in common])
     cos = (a * b).sum(axis=1)
-    return {"count": len(common), "mean": round(float(cos.mean()), 5), "min": round(float(cos.min()), 5),
-            "p01": round(float(np.percentile(cos, 1)), 5)}
+    return {
+        "count": len(common),
+        "mean": round(float(cos.mean()), 5),
+        "min": round(float(cos.min()), 5),
+        "p01": round(float(np.percentile(cos, 1)), 5),
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -155,10 +202,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--arms", default="dense,hybrid")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--out", default=str(RESULTS_DIR / "embedders.json"))
-    parser.add_argument("--sample", type=int, default=None,
-                        help="index only N functions: the queries' answers plus evenly spread others")
-    parser.add_argument("--question-kinds", default="",
-                        help="also run the 100 questions with these kinds (first = cosine reference)")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        help="index only N functions: the queries' answers plus evenly spread others",
+    )
+    parser.add_argument(
+        "--question-kinds",
+        default="",
+        help="also run the 100 questions with these kinds (first = cosine reference)",
+    )
     parser.add_argument("--sets", default="requests,click,express,rxjs")
     args = parser.parse_args(argv)
     root = write_snippets()
@@ -170,22 +224,35 @@ def main(argv: list[str]) -> int:
     load0 = os.getloadavg()[0]
     for kind in filter(None, args.kinds.split(",")):  # --kinds "" skips CoSQA
         runs[kind], vectors[kind] = run_kind(kind, root, queries, args.arms.split(","))
-    doc: dict[str, Any] = {"machine": machine_info(), "load_average_start": round(load0, 2),
-                           "set": "cosqa-dev", "queries": len(queries), "runs": runs}
+    doc: dict[str, Any] = {
+        "machine": machine_info(),
+        "load_average_start": round(load0, 2),
+        "set": "cosqa-dev",
+        "queries": len(queries),
+        "runs": runs,
+    }
     # The reference is torch when it ran, else the first kind (onnx-fp32 reproduces torch:
     # cosine 1.0000 on every CoSQA chunk of the 2026-11-23 sample run, and in the tests).
     if vectors:
         ref = "torch" if "torch" in vectors else next(iter(vectors))
-        doc[f"cosine_to_{ref}"] = {k: agreement(vectors[ref], v) for k, v in vectors.items() if k != ref}
+        doc[f"cosine_to_{ref}"] = {
+            k: agreement(vectors[ref], v) for k, v in vectors.items() if k != ref
+        }
     if args.question_kinds:
         kinds = args.question_kinds.split(",")
         q_runs: dict[str, Any] = {}
         q_vectors: dict[str, dict[str, np.ndarray]] = {}
         for kind in kinds:
-            q_runs[kind], q_vectors[kind] = run_questions_kind(kind, args.sets.split(","), ["bm25", "dense", "hybrid"])
-        doc["questions"] = {"sets": args.sets.split(","), "runs": q_runs,
-                            f"cosine_to_{kinds[0]}": {k: agreement(q_vectors[kinds[0]], v)
-                                                      for k, v in q_vectors.items() if k != kinds[0]}}
+            q_runs[kind], q_vectors[kind] = run_questions_kind(
+                kind, args.sets.split(","), ["bm25", "dense", "hybrid"]
+            )
+        doc["questions"] = {
+            "sets": args.sets.split(","),
+            "runs": q_runs,
+            f"cosine_to_{kinds[0]}": {
+                k: agreement(q_vectors[kinds[0]], v) for k, v in q_vectors.items() if k != kinds[0]
+            },
+        }
     doc["load_average_end"] = round(os.getloadavg()[0], 2)
     Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps(doc, indent=2))

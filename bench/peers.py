@@ -114,14 +114,20 @@ class VectorCode:
             "HOME": str(self.home),
             "PATH": f"{self.venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
             "VIRTUAL_ENV": str(self.venv),
-            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-            "ANONYMIZED_TELEMETRY": "False", "TOKENIZERS_PARALLELISM": "false",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "ANONYMIZED_TELEMETRY": "False",
+            "TOKENIZERS_PARALLELISM": "false",
         }
 
     def _python(self, code: str, *args: str) -> str:
         proc = subprocess.run(
             [str(self.venv / "bin" / "python"), "-c", code, *args],
-            env={**os.environ, **self.env()}, capture_output=True, text=True, check=True,
+            env={**os.environ, **self.env()},
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return proc.stdout.strip()
 
@@ -157,10 +163,23 @@ class VectorCode:
         """
         log = (self.state / "logs" / "chroma.out").open("wb")
         proc = subprocess.Popen(
-            [str(self.venv / "bin" / "python"), "-m", "chromadb.cli.cli", "run", "--host", "localhost",
-             "--port", str(self.port), "--path", str(self.state / "chromadb"),
-             "--log-path", str(self.state / "logs" / "chroma.log")],
-            env={**os.environ, **self.env()}, stdout=log, stderr=subprocess.STDOUT,
+            [
+                str(self.venv / "bin" / "python"),
+                "-m",
+                "chromadb.cli.cli",
+                "run",
+                "--host",
+                "localhost",
+                "--port",
+                str(self.port),
+                "--path",
+                str(self.state / "chromadb"),
+                "--log-path",
+                str(self.state / "logs" / "chroma.log"),
+            ],
+            env={**os.environ, **self.env()},
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         try:
             deadline = time.monotonic() + CHROMA_START_TIMEOUT
@@ -181,8 +200,14 @@ class VectorCode:
     def index(self, root: Path, targets: Sequence[Path]) -> dict[str, Any]:
         """Clean index of `targets` (directories, recursive) under project `root`, measured."""
         self.reset()
-        cmd = [str(self.venv / "bin" / "vectorcode"), "vectorise", "-r", "--project_root",
-               str(root), *map(str, targets)]
+        cmd = [
+            str(self.venv / "bin" / "vectorcode"),
+            "vectorise",
+            "-r",
+            "--project_root",
+            str(root),
+            *map(str, targets),
+        ]
         with self.chroma() as server:
             run = run_measured(cmd, env=self.env(), cwd=root, timeout=1800, extra_pids=[server.pid])
         out: dict[str, Any] = {
@@ -226,11 +251,15 @@ class VectorCode:
         )
         try:
             uri = root.as_uri()
-            client.request("initialize", {
-                "processId": os.getpid(), "rootUri": uri,
-                "workspaceFolders": [{"uri": uri, "name": root.name}],
-                "capabilities": {"window": {"workDoneProgress": True}},
-            })
+            client.request(
+                "initialize",
+                {
+                    "processId": os.getpid(),
+                    "rootUri": uri,
+                    "workspaceFolders": [{"uri": uri, "name": root.name}],
+                    "capabilities": {"window": {"workDoneProgress": True}},
+                },
+            )
             client.notify("initialized", {})
             yield client
         finally:
@@ -246,7 +275,9 @@ class VectorCode:
 def _heartbeat(port: int) -> bool:
     for version in ("v2", "v1"):
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/{version}/heartbeat", timeout=2) as r:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/api/{version}/heartbeat", timeout=2
+            ) as r:
                 if r.status == 200:
                     return True
         except (OSError, ValueError):
@@ -255,17 +286,30 @@ def _heartbeat(port: int) -> bool:
 
 
 def lsp_query(client: Any, root: Path, text: str, n: int = TOP_K) -> list[dict[str, Any]]:
-    response = client.request("workspace/executeCommand", {
-        "command": "vectorcode",
-        "arguments": ["query", "-n", str(n), "--include", "path", "chunk",
-                      "--project_root", str(root), text],
-    })
+    response = client.request(
+        "workspace/executeCommand",
+        {
+            "command": "vectorcode",
+            "arguments": [
+                "query",
+                "-n",
+                str(n),
+                "--include",
+                "path",
+                "chunk",
+                "--project_root",
+                str(root),
+                text,
+            ],
+        },
+    )
     if "error" in response:
         raise RuntimeError(f"VectorCode query failed: {response['error']}")
     return list(response.get("result") or [])
 
 
 # -- speed on click/src ---------------------------------------------------------------------
+
 
 def measure_click_src(repeats: int) -> dict[str, Any]:
     """Clean index wall time / peak RSS (median of `repeats`), then warm LSP query latency."""
@@ -278,15 +322,22 @@ def measure_click_src(repeats: int) -> dict[str, Any]:
     ok.sort(key=lambda r: r["wall_s"])
     median = ok[len(ok) // 2]
     out: dict[str, Any] = {
-        "ok": True, "root": "click-8.1.7/src", "repeats": len(runs),
+        "ok": True,
+        "root": "click-8.1.7/src",
+        "repeats": len(runs),
         "index_wall_s": median["wall_s"],
         "index_wall_s_all": [r["wall_s"] for r in runs],
         "index_tree_peak_rss_mb": max(r["tree_peak_rss_mb"] for r in ok),
-        "chunks": median.get("chunks"), "files": median.get("files"),
+        "chunks": median.get("chunks"),
+        "files": median.get("files"),
         "db_bytes": median["db_bytes"],
     }
-    with vc.chroma() as chroma, timed() as startup, vc.server(root) as client, \
-            TreeRssSampler(client.p.pid, extra=[chroma.pid]) as rss:
+    with (
+        vc.chroma() as chroma,
+        timed() as startup,
+        vc.server(root) as client,
+        TreeRssSampler(client.p.pid, extra=[chroma.pid]) as rss,
+    ):
         with timed() as first:
             lsp_query(client, root, CLICK_SRC_QUERIES[0])
         warm: list[float] = []
@@ -305,6 +356,7 @@ def measure_click_src(repeats: int) -> dict[str, Any]:
 
 
 # -- quality on the question sets -------------------------------------------------------------
+
 
 def definition_spans(path: Path, rel: str) -> list[tuple[str, int, int]] | None:
     """(symbol, first line, last line) of every definition our chunker finds in `path`.
@@ -363,8 +415,9 @@ class SymbolMapper:
             self._spans[rel] = definition_spans(self.root / rel, rel)
         return self._spans[rel]
 
-    def retrieved(self, raw: Sequence[dict[str, Any]], question: Question,
-                  mode: str) -> list[Retrieved]:
+    def retrieved(
+        self, raw: Sequence[dict[str, Any]], question: Question, mode: str
+    ) -> list[Retrieved]:
         out = []
         for item in raw:
             rel = Path(item["path"]).as_posix()
@@ -468,10 +521,17 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="one index run; click set only")
     parser.add_argument("--sets", default=None, help=f"comma-separated (default {','.join(SETS)})")
     parser.add_argument("--skip-quality", action="store_true")
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="clean click/src index runs (speed.py times VectorCode interleaved with ours)")
-    parser.add_argument("--rescore", action="store_true",
-                        help="re-map and re-score the raw results in peers.json only")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="clean click/src index runs (speed.py times VectorCode interleaved with ours)",
+    )
+    parser.add_argument(
+        "--rescore",
+        action="store_true",
+        help="re-map and re-score the raw results in peers.json only",
+    )
     args = parser.parse_args(argv)
     if args.rescore:
         return rescore()
@@ -495,13 +555,17 @@ def main(argv: Sequence[str]) -> int:
     path = write_result("peers", doc, args.quick)
     click = doc["click_src"]
     if click.get("ok"):
-        print(f"VectorCode click/src: index {click['index_wall_s']}s, "
-              f"peak RSS {click['index_tree_peak_rss_mb']} MB, {click['chunks']} chunks, "
-              f"warm LSP p50 {click['lsp']['warm']['p50_ms']} ms")
+        print(
+            f"VectorCode click/src: index {click['index_wall_s']}s, "
+            f"peak RSS {click['index_tree_peak_rss_mb']} MB, {click['chunks']} chunks, "
+            f"warm LSP p50 {click['lsp']['warm']['p50_ms']} ms"
+        )
     for label, rep in doc.get("quality", {}).get("mappings", {}).items():
         g = rep["groups"]["all"]
-        print(f"VectorCode quality ({label}): hit@5 {g['hit@5']:.2f} mrr@10 {g['mrr@10']:.2f} "
-              f"file_hit@5 {g['file_hit@5']:.2f}")
+        print(
+            f"VectorCode quality ({label}): hit@5 {g['hit@5']:.2f} mrr@10 {g['mrr@10']:.2f} "
+            f"file_hit@5 {g['file_hit@5']:.2f}"
+        )
     print(f"wrote {path}")
     return 0
 

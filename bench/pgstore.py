@@ -44,7 +44,9 @@ QUESTIONS = 200
 
 def _words(rng: random.Random) -> list[str]:
     letters = "abcdefghijklmnopqrstuvwxyz"
-    return sorted({"".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(VOCABULARY)})
+    return sorted(
+        {"".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(VOCABULARY)}
+    )
 
 
 def build_tree(root: Path, files: int, seed: int = 17) -> list[str]:
@@ -69,8 +71,11 @@ def build_tree(root: Path, files: int, seed: int = 17) -> list[str]:
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@example.com", *args],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@example.com", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def questions(words: list[str], seed: int = 5) -> list[str]:
@@ -120,7 +125,8 @@ def run(chunks: int, quick: bool) -> dict[str, Any]:
         report = local.index()
         local_seconds = time.monotonic() - started
         out["local"] = {
-            "chunks": report.chunks_total, "seconds": round(local_seconds, 2),
+            "chunks": report.chunks_total,
+            "seconds": round(local_seconds, 2),
             "chunks_per_second": round(report.chunks_total / local_seconds, 1),
             "bytes": dir_size_bytes(local_dir),
         }
@@ -131,9 +137,11 @@ def run(chunks: int, quick: bool) -> dict[str, Any]:
         seconds = time.monotonic() - started
         sizes = pg_size(url)
         out["postgres"] = {
-            "chunks": published.chunks_total, "seconds": round(seconds, 2),
+            "chunks": published.chunks_total,
+            "seconds": round(seconds, 2),
             "chunks_per_second": round(published.chunks_total / seconds, 1),
-            "bytes": sum(sizes.values()), "tables": sizes,
+            "bytes": sum(sizes.values()),
+            "tables": sizes,
         }
         print("postgres", out["postgres"], flush=True)
 
@@ -146,8 +154,11 @@ def run(chunks: int, quick: bool) -> dict[str, Any]:
         started = time.monotonic()
         again = Publisher(url, root, settings, embedder=HashEmbedder()).publish("main")
         out["postgres_incremental"] = {
-            "files_changed": changed, "files_written": again.files_written, "embedded": again.embedded,
-            "reused": again.reused, "seconds": round(time.monotonic() - started, 2),
+            "files_changed": changed,
+            "files_written": again.files_written,
+            "embedded": again.embedded,
+            "reused": again.reused,
+            "seconds": round(time.monotonic() - started, 2),
         }
         print("incremental", out["postgres_incremental"], flush=True)
         local.index()  # the local store follows the same commit

@@ -46,7 +46,11 @@ def _questions(root: Path, hot: list[str], cold: list[str], n: int) -> dict[str,
     def from_files(paths: list[str]) -> list[str]:
         out = []
         for _ in range(n):
-            lines = [line for line in (root / rng.choice(paths)).read_text().splitlines() if line.startswith("    \"\"\"")]
+            lines = [
+                line
+                for line in (root / rng.choice(paths)).read_text().splitlines()
+                if line.startswith('    """')
+            ]
             words = rng.choice(lines).strip().strip('."').lower().split()
             out.append("where do we " + " ".join(rng.sample(words, 3)))
         return out
@@ -64,11 +68,15 @@ def _exact(url: str, snapshot: Any, vector: Any) -> list[str]:
         conn.execute("SET enable_indexscan = off")
         rows = conn.execute(
             f"SELECT c.id FROM codeqa.chunks c WHERE {snapshot._scope} "
-            f"ORDER BY c.embedding::{cast} <=> %s::{cast} LIMIT {K}", (vector_literal(vector),)).fetchall()
+            f"ORDER BY c.embedding::{cast} <=> %s::{cast} LIMIT {K}",
+            (vector_literal(vector),),
+        ).fetchall()
     return [r[0] for r in rows]
 
 
-def _measure(url: str, snapshot: Any, qs: dict[str, list[str]], truth: dict[str, list[list[str]]]) -> dict[str, Any]:
+def _measure(
+    url: str, snapshot: Any, qs: dict[str, list[str]], truth: dict[str, list[list[str]]]
+) -> dict[str, Any]:
     from codeqa_lsp.index.embedders.hashing import HashEmbedder
 
     embedder = HashEmbedder()
@@ -82,8 +90,11 @@ def _measure(url: str, snapshot: Any, qs: dict[str, list[str]], truth: dict[str,
             got = [c.id for c, _ in snapshot.dense_by_vector(vector, K)]
             times.append(time.perf_counter() - t)
             recalls.append(len(set(got) & set(exact)) / max(1, len(exact)))
-        out[kind] = {"recall_at_50": round(sum(recalls) / len(recalls), 4),
-                     "widened": snapshot.widened - widened, **latency_summary(times)}
+        out[kind] = {
+            "recall_at_50": round(sum(recalls) / len(recalls), 4),
+            "widened": snapshot.widened - widened,
+            **latency_summary(times),
+        }
     return out
 
 
@@ -99,8 +110,12 @@ def run(files: int, commits: int, hot_files: int, questions_per_kind: int) -> di
     from codeqa_lsp.index.pg.snapshot import open_snapshot
 
     work = Path(tempfile.mkdtemp(prefix="pggc-", dir=CACHE_DIR if CACHE_DIR.exists() else None))
-    out: dict[str, Any] = {"files": files, "commits": commits, "hot_files": hot_files,
-                           "load_before": os.getloadavg()}
+    out: dict[str, Any] = {
+        "files": files,
+        "commits": commits,
+        "hot_files": hot_files,
+        "load_before": os.getloadavg(),
+    }
     try:
         root = work / "tree"
         build_tree(root, files)
@@ -115,7 +130,9 @@ def run(files: int, commits: int, hot_files: int, questions_per_kind: int) -> di
         settings = Settings(embedder="hash")
 
         def publish(keep: int) -> Any:
-            return Publisher(url, root, settings, embedder=HashEmbedder(), keep=keep, grace=timedelta(0)).publish("main")
+            return Publisher(
+                url, root, settings, embedder=HashEmbedder(), keep=keep, grace=timedelta(0)
+            ).publish("main")
 
         publish(10_000)
         paths = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
@@ -124,18 +141,26 @@ def run(files: int, commits: int, hot_files: int, questions_per_kind: int) -> di
         for n in range(commits):
             for rel in hot:
                 path = root / rel
-                path.write_text(path.read_text().replace("\n    return", f"\n    _ = {n}\n    return")
-                                if n == 0 else path.read_text().replace(f"_ = {n - 1}\n", f"_ = {n}\n"))
+                path.write_text(
+                    path.read_text().replace("\n    return", f"\n    _ = {n}\n    return")
+                    if n == 0
+                    else path.read_text().replace(f"_ = {n - 1}\n", f"_ = {n}\n")
+                )
             git(root, "commit", "-qam", f"c{n}")
             publish(10_000)
         out["incremental_publish_seconds_mean"] = round((time.monotonic() - started) / commits, 2)
         space, chunking = spaces_for(HashEmbedder(), settings)
         head = git_head(root)
-        snap = open_snapshot(url, repo=workspace_identity(root), space=space, chunking=chunking, commits=[head])
+        snap = open_snapshot(
+            url, repo=workspace_identity(root), space=space, chunking=chunking, commits=[head]
+        )
         assert snap is not None
         qs = _questions(root, hot, paths[hot_files:], questions_per_kind)
         embedder = HashEmbedder()
-        truth = {kind: [_exact(url, snap, embedder.embed([q])[0]) for q in questions] for kind, questions in qs.items()}
+        truth = {
+            kind: [_exact(url, snap, embedder.embed([q])[0]) for q in questions]
+            for kind, questions in qs.items()
+        }
 
         def rows() -> dict[str, int]:
             with psycopg.connect(url) as conn:
@@ -155,8 +180,11 @@ def run(files: int, commits: int, hot_files: int, questions_per_kind: int) -> di
                 seconds = time.monotonic() - t
                 conn.execute("VACUUM codeqa.chunks")
             out[f"after_gc_keep_{keep}"] = {
-                **rows(), "bytes": sum(pg_size(url).values()), "collect_seconds": round(seconds, 2),
-                "collected": vars(collected), "measure": _measure(url, snap, qs, truth),
+                **rows(),
+                "bytes": sum(pg_size(url).values()),
+                "collect_seconds": round(seconds, 2),
+                "collected": vars(collected),
+                "measure": _measure(url, snap, qs, truth),
             }
             print("keep", keep, out[f"after_gc_keep_{keep}"], flush=True)
         out["load_after"] = os.getloadavg()

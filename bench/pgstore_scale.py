@@ -51,8 +51,19 @@ def file_chunks(rel: str, text: str) -> list[Chunk]:
     """The chunker's chunks of one `build_tree` module, without parsing it (checked equal to
     `chunk_source` on a sample in `run`)."""
     first = text.index("\n")
-    out = [Chunk(path=rel, symbol="<module>", kind="module", language="python", start_line=1, end_line=1,
-                 start_byte=0, end_byte=first + 1, text=text[:first])]
+    out = [
+        Chunk(
+            path=rel,
+            symbol="<module>",
+            kind="module",
+            language="python",
+            start_line=1,
+            end_line=1,
+            start_byte=0,
+            end_byte=first + 1,
+            text=text[:first],
+        )
+    ]
     for match in _DEF.finditer(text):
         start = match.start()
         end = text.find("\n\n", start)
@@ -60,9 +71,21 @@ def file_chunks(rel: str, text: str) -> list[Chunk]:
         body = text[start:end]
         lines = body.split("\n")
         line = text.count("\n", 0, start) + 1
-        out.append(Chunk(path=rel, symbol=match.group(1), kind="function", language="python",
-                         start_line=line, end_line=line + len(lines) - 1, start_byte=start, end_byte=end,
-                         text=body, signature=lines[0], doc=lines[1].strip().strip('"')))
+        out.append(
+            Chunk(
+                path=rel,
+                symbol=match.group(1),
+                kind="function",
+                language="python",
+                start_line=line,
+                end_line=line + len(lines) - 1,
+                start_byte=start,
+                end_byte=end,
+                text=body,
+                signature=lines[0],
+                doc=lines[1].strip().strip('"'),
+            )
+        )
     return out
 
 
@@ -92,11 +115,15 @@ def load(url: str, root: Path, commit: str, out: dict[str, Any], save: Any) -> N
         for name in ("chunks_tsv", "chunks_name", "chunks_label", "chunks_embed_hash"):
             conn.execute(f"DROP INDEX IF EXISTS {SCHEMA}.{name}")
         space_id = ensure_space(conn, space, embedder.dim)
-        repo_id = conn.execute(f"INSERT INTO {SCHEMA}.repos(identity) VALUES (%s) RETURNING id",
-                               (workspace_identity(root),)).fetchone()[0]  # type: ignore[index]
+        repo_id = conn.execute(
+            f"INSERT INTO {SCHEMA}.repos(identity) VALUES (%s) RETURNING id",
+            (workspace_identity(root),),
+        ).fetchone()[0]  # type: ignore[index]
         snapshot_id = conn.execute(
             f"INSERT INTO {SCHEMA}.snapshots(repo_id, commit, ref, space_id, chunking) "
-            "VALUES (%s, %s, 'main', %s, %s) RETURNING id", (repo_id, commit, space_id, chunking)).fetchone()[0]  # type: ignore[index]
+            "VALUES (%s, %s, 'main', %s, %s) RETURNING id",
+            (repo_id, commit, space_id, chunking),
+        ).fetchone()[0]  # type: ignore[index]
         started = time.monotonic()
         python_seconds = 0.0
         total = 0
@@ -107,7 +134,9 @@ def load(url: str, root: Path, commit: str, out: dict[str, Any], save: Any) -> N
             with conn.transaction():
                 copy_chunk_rows(conn, batch)
                 with conn.cursor() as cur:
-                    cur.executemany(f"INSERT INTO {SCHEMA}.snapshot_files VALUES (%s, %s, %s)", files)
+                    cur.executemany(
+                        f"INSERT INTO {SCHEMA}.snapshot_files VALUES (%s, %s, %s)", files
+                    )
             batch.clear()
             files.clear()
 
@@ -117,7 +146,10 @@ def load(url: str, root: Path, commit: str, out: dict[str, Any], save: Any) -> N
             sha = hashlib.sha256(data).hexdigest()
             chunks = file_chunks(rel, data.decode())
             vectors = embedder.embed([c.embed_text() for c in chunks])
-            batch.extend(chunk_row(repo_id, space_id, sha, c, v) for c, v in zip(chunks, vectors, strict=True))
+            batch.extend(
+                chunk_row(repo_id, space_id, sha, c, v)
+                for c, v in zip(chunks, vectors, strict=True)
+            )
             files.append((snapshot_id, rel, sha))
             python_seconds += time.monotonic() - t
             total += len(chunks)
@@ -128,14 +160,21 @@ def load(url: str, root: Path, commit: str, out: dict[str, Any], save: Any) -> N
             flush()
         phases["load_rows"] = time.monotonic() - started
         phases["load_python"] = python_seconds
-        conn.execute(f"UPDATE {SCHEMA}.snapshots SET state = 'ready', files = %s, chunks = %s, "
-                     "published_at = now() WHERE id = %s", (len(paths), total, snapshot_id))
+        conn.execute(
+            f"UPDATE {SCHEMA}.snapshots SET state = 'ready', files = %s, chunks = %s, "
+            "published_at = now() WHERE id = %s",
+            (len(paths), total, snapshot_id),
+        )
         t = time.monotonic()
         migrate(conn)  # recreates the dropped secondary indexes (GIN over tsv, btrees)
         phases["secondary_indexes"] = time.monotonic() - t
         print("secondary indexes", round(phases["secondary_indexes"]), flush=True)
-        out["postgres"] = {"chunks": total, "files": len(paths), "phases_seconds": dict(phases),
-                           "bytes_before_hnsw": sum(pg_size(url).values())}
+        out["postgres"] = {
+            "chunks": total,
+            "files": len(paths),
+            "phases_seconds": dict(phases),
+            "bytes_before_hnsw": sum(pg_size(url).values()),
+        }
         save()
         conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
         t = time.monotonic()
@@ -151,12 +190,16 @@ def load(url: str, root: Path, commit: str, out: dict[str, Any], save: Any) -> N
         phases["analyze_vacuum"] = time.monotonic() - t
     sizes = pg_size(url)
     out["postgres"] = {
-        "chunks": total, "files": len(paths),
+        "chunks": total,
+        "files": len(paths),
         "phases_seconds": {k: round(v, 1) for k, v in phases.items()},
         "load_chunks_per_second": round(total / phases["load_rows"], 1),
         "chunks_per_second_with_indexes": round(
-            total / (phases["load_rows"] + phases["secondary_indexes"] + phases["hnsw_build"]), 1),
-        "bytes": sum(sizes.values()), "tables": sizes, "index_bytes": index_sizes(url),
+            total / (phases["load_rows"] + phases["secondary_indexes"] + phases["hnsw_build"]), 1
+        ),
+        "bytes": sum(sizes.values()),
+        "tables": sizes,
+        "index_bytes": index_sizes(url),
     }
     print("postgres", out["postgres"], flush=True)
     save()
@@ -168,11 +211,14 @@ def index_sizes(url: str) -> dict[str, int]:
     with psycopg.connect(url) as conn:
         rows = conn.execute(
             "SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n "
-            "ON n.oid = c.relnamespace WHERE n.nspname = 'codeqa' AND c.relkind = 'i'").fetchall()
+            "ON n.oid = c.relnamespace WHERE n.nspname = 'codeqa' AND c.relkind = 'i'"
+        ).fetchall()
     return {name: int(size) for name, size in rows}
 
 
-def measure_queries(url: str, root: Path, words: list[str], out: dict[str, Any], quick: bool) -> None:
+def measure_queries(
+    url: str, root: Path, words: list[str], out: dict[str, Any], quick: bool
+) -> None:
     from codeqa_lsp.config import Settings
     from codeqa_lsp.engine import CodeBase
     from codeqa_lsp.index.embedders.hashing import HashEmbedder
@@ -182,8 +228,11 @@ def measure_queries(url: str, root: Path, words: list[str], out: dict[str, Any],
     shutil.rmtree(index_dir, ignore_errors=True)
     shared = CodeBase(root, settings.replace(index_dir=str(index_dir), store=url))
     report = shared.index()
-    out["client_index"] = {"chunks_total": report.chunks_total, "notice": report.notice,
-                           "seconds": round(report.seconds, 2)}
+    out["client_index"] = {
+        "chunks_total": report.chunks_total,
+        "notice": report.notice,
+        "seconds": round(report.seconds, 2),
+    }
     snapshot = shared.indexer.shared  # type: ignore[attr-defined]
     if snapshot is None:
         raise SystemExit(f"the client did not open the snapshot: {report.notice}")
@@ -215,7 +264,9 @@ def run(chunks: int, quick: bool, keep: Path | None, reuse: bool, name: str) -> 
     from codeqa_lsp.chunking.chunker import chunk_source
     from codeqa_lsp.config import Settings
 
-    base = keep or Path(tempfile.mkdtemp(prefix="pgscale-", dir=CACHE_DIR if CACHE_DIR.exists() else None))
+    base = keep or Path(
+        tempfile.mkdtemp(prefix="pgscale-", dir=CACHE_DIR if CACHE_DIR.exists() else None)
+    )
     base.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"chunks_target": chunks, "load_before": os.getloadavg()}
     root = base / "tree"
@@ -228,7 +279,9 @@ def run(chunks: int, quick: bool, keep: Path | None, reuse: bool, name: str) -> 
             words = build_tree(root, files)
             for rel in sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))[:200]:
                 text = (root / rel).read_text()
-                assert file_chunks(rel, text) == chunk_source(rel, text, language=None, max_tokens=Settings().chunk_tokens), rel
+                assert file_chunks(rel, text) == chunk_source(
+                    rel, text, language=None, max_tokens=Settings().chunk_tokens
+                ), rel
             git(root, "init", "-q", "-b", "main")
             git(root, "remote", "add", "origin", "https://example.com/bench/synthetic-scale.git")
             git(root, "add", "-A")
@@ -268,7 +321,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--keep", type=Path, help="keep the tree and database in this directory")
     parser.add_argument("--reuse", action="store_true", help="measure queries on a kept database")
-    parser.add_argument("--tag", default="", help="suffix for the result name (query-side variants)")
+    parser.add_argument(
+        "--tag", default="", help="suffix for the result name (query-side variants)"
+    )
     args = parser.parse_args(argv)
     name = f"pgstore-scale-{args.chunks}{args.tag}"
     doc = run(args.chunks, args.quick, args.keep, args.reuse, name)

@@ -68,10 +68,16 @@ def run() -> dict[str, Any]:
             local = CodeBase(root, settings.replace(index_dir=str(local_dir)))
             indexed = local.index()
             local_seconds = time.monotonic() - t
-            shared = CodeBase(root, settings.replace(index_dir=str(work / f"{name}-client"), store=url))
+            shared = CodeBase(
+                root, settings.replace(index_dir=str(work / f"{name}-client"), store=url)
+            )
             client = shared.index()
             assert client.notice is None, client.notice
-            questions = [json.loads(line) for line in (QUESTIONS_DIR / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+            questions = [
+                json.loads(line)
+                for line in (QUESTIONS_DIR / f"{name}.jsonl").read_text().splitlines()
+                if line.strip()
+            ]
             for q in questions[:3]:
                 local.search(q["question"])
                 shared.search(q["question"])
@@ -89,10 +95,12 @@ def run() -> dict[str, Any]:
                     hits[side] += bool(expected & set(tops[side]))
                 agree += tops["local"] == tops["postgres"]
             out["trees"][name] = {
-                "chunks": published.chunks_total, "files": published.files_seen,
+                "chunks": published.chunks_total,
+                "files": published.files_seen,
                 "publish_seconds": round(pg_seconds, 2),
                 "publish_chunks_per_second": round(published.chunks_total / pg_seconds, 1),
-                "local_chunks": indexed.chunks_total, "local_seconds": round(local_seconds, 2),
+                "local_chunks": indexed.chunks_total,
+                "local_seconds": round(local_seconds, 2),
                 "local_chunks_per_second": round(indexed.chunks_total / local_seconds, 1),
                 "local_bytes": dir_size_bytes(local_dir),
                 "questions": len(questions),

@@ -57,27 +57,38 @@ TOP_K = 10
 
 def run_set(name: str, embedder: str, arms: tuple[str, ...]) -> dict[str, Any]:
     questions = load_questions(questions_path(name))
-    searcher, index_seconds = open_searcher(name, corpus_root(name), embedder, **corpus_settings(name))
+    searcher, index_seconds = open_searcher(
+        name, corpus_root(name), embedder, **corpus_settings(name)
+    )
     try:
         out: dict[str, Any] = {}
         offtopic = offtopic_questions(name)
         for arm in arms:
             confident: list[bool] = []
 
-            def search(text: str, arm: str = arm, confident: list[bool] = confident) -> list[Retrieved]:
+            def search(
+                text: str, arm: str = arm, confident: list[bool] = confident
+            ) -> list[Retrieved]:
                 response = searcher.search(text, top_k=TOP_K, mode=arm)  # type: ignore[arg-type]
                 confident.append(response.confident)
-                return [Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts)
-                        for h in response.hits]
+                return [
+                    Retrieved(h.chunk.path, h.chunk.symbol, h.chunk.part, h.chunk.parts)
+                    for h in response.hits
+                ]
 
             started = time.perf_counter()
             results = evaluate(questions, search)
             off = [(q, searcher.search(q, top_k=TOP_K, mode=arm)) for q in offtopic]  # type: ignore[arg-type]
             out[arm] = {
-                "results": results, "seconds": time.perf_counter() - started,
-                "confident": sum(confident), "asked": len(confident),
-                "offtopic_confident": [{"question": q, "best": r.hits[0].chunk.path if r.hits else None}
-                                       for q, r in off if r.confident],
+                "results": results,
+                "seconds": time.perf_counter() - started,
+                "confident": sum(confident),
+                "asked": len(confident),
+                "offtopic_confident": [
+                    {"question": q, "best": r.hits[0].chunk.path if r.hits else None}
+                    for q, r in off
+                    if r.confident
+                ],
                 "offtopic_asked": len(off),
             }
         status = searcher.indexer.status()
@@ -85,8 +96,12 @@ def run_set(name: str, embedder: str, arms: tuple[str, ...]) -> dict[str, Any]:
         searcher.indexer.close()
     return {
         "arms": out,
-        "index": {"chunks": status.chunks, "files": status.files, "seconds": round(index_seconds, 1),
-                  "embedding_model": status.embedding_model},
+        "index": {
+            "chunks": status.chunks,
+            "files": status.files,
+            "seconds": round(index_seconds, 1),
+            "embedding_model": status.embedding_model,
+        },
     }
 
 
@@ -122,16 +137,27 @@ def rg_terms(question: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def _rg_counts(root: Path, terms: list[str], settings: dict[str, tuple[str, ...]]) -> dict[str, int]:
+def _rg_counts(
+    root: Path, terms: list[str], settings: dict[str, tuple[str, ...]]
+) -> dict[str, int]:
     """Case-insensitive whole-word match count per file for `terms` (one ripgrep run)."""
-    cmd = ["rg", "--count-matches", "--ignore-case", "--word-regexp", "--no-messages",
-           "--fixed-strings", "--with-filename"]
+    cmd = [
+        "rg",
+        "--count-matches",
+        "--ignore-case",
+        "--word-regexp",
+        "--no-messages",
+        "--fixed-strings",
+        "--with-filename",
+    ]
     for glob in settings.get("exclude", ()):
         cmd += ["--glob", "!" + glob.rstrip("/")]
     for term in terms:
         cmd += ["-e", term]
     targets = [sub.rstrip("/") for sub in settings.get("include", ())] or ["."]
-    proc = subprocess.run([*cmd, "--", *targets], cwd=root, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [*cmd, "--", *targets], cwd=root, capture_output=True, text=True, check=False
+    )
     counts: dict[str, int] = {}
     for line in proc.stdout.splitlines():
         path, _, count = line.rpartition(":")
@@ -140,8 +166,9 @@ def _rg_counts(root: Path, terms: list[str], settings: dict[str, tuple[str, ...]
     return counts
 
 
-def rg_rank(root: Path, question: str, settings: dict[str, tuple[str, ...]],
-            distinct_first: bool = False) -> list[str]:
+def rg_rank(
+    root: Path, question: str, settings: dict[str, tuple[str, ...]], distinct_first: bool = False
+) -> list[str]:
     """Files ranked by total matches of the question's terms (the plain grep habit), or,
     with `distinct_first`, by how many different terms a file contains, then by matches
     (a stronger grep user: one run per term)."""
@@ -160,9 +187,13 @@ def rg_rank(root: Path, question: str, settings: dict[str, tuple[str, ...]],
 
 def run_ripgrep(names: tuple[str, ...]) -> dict[str, Any] | None:
     if shutil.which("rg") is None:
-        print("ripgrep not installed (apt-get install -y ripgrep); baseline skipped", file=sys.stderr)
+        print(
+            "ripgrep not installed (apt-get install -y ripgrep); baseline skipped", file=sys.stderr
+        )
         return None
-    version = subprocess.run(["rg", "--version"], capture_output=True, text=True, check=False).stdout
+    version = subprocess.run(
+        ["rg", "--version"], capture_output=True, text=True, check=False
+    ).stdout
     variants: dict[str, Any] = {}
     for variant, distinct_first in (("match_count", False), ("distinct_terms_then_count", True)):
         results: list[QuestionResult] = []
@@ -186,13 +217,20 @@ def run_ripgrep(names: tuple[str, ...]) -> dict[str, Any] | None:
 def _file_only(question: Question, ranked: list[Retrieved]) -> QuestionResult:
     from codeqa_lsp.retrieval.evaluation import first_file_rank
 
-    return QuestionResult(question, rank=None, file_rank=first_file_rank(ranked, question.expected),
-                          retrieved=tuple(ranked))
+    return QuestionResult(
+        question,
+        rank=None,
+        file_rank=first_file_rank(ranked, question.expected),
+        retrieved=tuple(ranked),
+    )
 
 
 # -- driver -----------------------------------------------------------------------------------
 
-def run_questions(embedders: tuple[str, ...], names: tuple[str, ...], quick: bool) -> dict[str, Any]:
+
+def run_questions(
+    embedders: tuple[str, ...], names: tuple[str, ...], quick: bool
+) -> dict[str, Any]:
     """The question sets for every embedder, plus ripgrep; writes quality.json."""
     fetch_all(quiet=True)
     per_embedder: dict[str, Any] = {}
@@ -209,8 +247,10 @@ def run_questions(embedders: tuple[str, ...], names: tuple[str, ...], quick: boo
                 arm_sets[arm].append(result["arms"][arm])
         per_embedder[embedder] = {
             "indexes": indexes,
-            "arms": {arm: {**report(arm_results[arm]), "confidence": confidence_report(arm_sets[arm])}
-                     for arm in ARMS},
+            "arms": {
+                arm: {**report(arm_results[arm]), "confidence": confidence_report(arm_sets[arm])}
+                for arm in ARMS
+            },
         }
     doc: dict[str, Any] = {
         "description": (
@@ -260,11 +300,15 @@ def print_table(doc: dict[str, Any]) -> None:
                 for g in groups
             )
             conf = result.get("confidence", {})
-            print(f"{embedder:<6} {arm:<7} hit@5/mrr: {cells} confident: real={conf.get('real_confident', 0):.2f}"
-                  f" offtopic={conf.get('offtopic_confident', 0):.2f}")
+            print(
+                f"{embedder:<6} {arm:<7} hit@5/mrr: {cells} confident: real={conf.get('real_confident', 0):.2f}"
+                f" offtopic={conf.get('offtopic_confident', 0):.2f}"
+            )
     for variant, groups in (doc.get("ripgrep") or {}).get("variants", {}).items():
-        print(f"ripgrep {variant} file_hit@5: "
-              + " ".join(f"{g}={v['file_hit@5']:.2f}" for g, v in groups.items()))
+        print(
+            f"ripgrep {variant} file_hit@5: "
+            + " ".join(f"{g}={v['file_hit@5']:.2f}" for g, v in groups.items())
+        )
     for embedder, data in doc.get("cosqa", {}).get("embedders", {}).items():
         cells = " ".join(f"{arm}={r['ndcg@10']:.3f}" for arm, r in data["arms"].items())
         print(f"cosqa {embedder} ndcg@10: {cells}")

@@ -30,9 +30,13 @@ def ensure_reference_installed() -> None:
     gigabytes of CUDA packages) unless it is importable already."""
     if all(importlib.util.find_spec(m) for m in ("torch", "sentence_transformers")):
         return
-    print("installing the reference embedder (torch==2.13.0, sentence-transformers)", file=sys.stderr)
+    print(
+        "installing the reference embedder (torch==2.13.0, sentence-transformers)", file=sys.stderr
+    )
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "torch==2.13.0"], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "sentence-transformers>=3"], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "sentence-transformers>=3"], check=True
+    )
 
 
 class TorchMiniLM:
@@ -69,8 +73,13 @@ class TorchMiniLM:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._load().encode(list(texts), batch_size=32, convert_to_numpy=True,
-                                      normalize_embeddings=True, show_progress_bar=False)
+        vectors = self._load().encode(
+            list(texts),
+            batch_size=32,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
         return l2_normalize(np.asarray(vectors, dtype=np.float32))
 
 

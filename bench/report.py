@@ -33,7 +33,17 @@ from report_sections import (
 )
 
 OUTPUT = REPO_ROOT / "BENCHMARKS.md"
-KNOWN = {"quality", "cosqa", "swebench", "speed", "peers", "chunking", "server", "speed-vectorcode", *EMBEDDER_FILES}
+KNOWN = {
+    "quality",
+    "cosqa",
+    "swebench",
+    "speed",
+    "peers",
+    "chunking",
+    "server",
+    "speed-vectorcode",
+    *EMBEDDER_FILES,
+}
 Doc = dict[str, Any]
 
 
@@ -48,9 +58,13 @@ def _guarded(title: str, render: Callable[[], list[str]]) -> list[str]:
         return render()
     except Exception as exc:
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        return [f"## {title}", "",
-                f"_Could not render this section ({type(exc).__name__}: {exc} at "
-                f"{Path(where.filename).name}:{where.lineno}); the raw JSON is in `bench/results/`._", ""]
+        return [
+            f"## {title}",
+            "",
+            f"_Could not render this section ({type(exc).__name__}: {exc} at "
+            f"{Path(where.filename).name}:{where.lineno}); the raw JSON is in `bench/results/`._",
+            "",
+        ]
 
 
 def _other_results(docs: dict[str, Doc | None]) -> list[str]:
@@ -104,8 +118,11 @@ def make_plots(docs: dict[str, Doc | None]) -> dict[str, str]:
     except ImportError:
         return {}
     out: dict[str, str] = {}
-    for name, draw in (("latency", _plot_latency), ("quality", _plot_quality),
-                       ("index_click", _plot_index)):
+    for name, draw in (
+        ("latency", _plot_latency),
+        ("quality", _plot_quality),
+        ("index_click", _plot_index),
+    ):
         try:
             fig = draw(plt, docs)
         except Exception as exc:
@@ -194,7 +211,9 @@ def main(argv: Iterable[str] = ()) -> int:
     plots = make_plots(docs)
     OUTPUT.write_text(render(docs, plots), encoding="utf-8")
     present = [name for name, doc in docs.items() if doc is not None]
-    print(f"wrote {OUTPUT} from {', '.join(present) or 'no results'}; plots: {', '.join(plots) or 'none'}")
+    print(
+        f"wrote {OUTPUT} from {', '.join(present) or 'no results'}; plots: {', '.join(plots) or 'none'}"
+    )
     return 0
 
 

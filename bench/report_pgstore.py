@@ -89,8 +89,14 @@ def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
             machine_line(doc),
             "",
         ]
-    return [*lines, *_trees_lines(docs.get("pgstore-trees")), *_scale_lines(docs),
-            *_gc_lines(docs.get("pgstore-gc")), WHAT_FOLLOWS, SCALING]
+    return [
+        *lines,
+        *_trees_lines(docs.get("pgstore-trees")),
+        *_scale_lines(docs),
+        *_gc_lines(docs.get("pgstore-gc")),
+        WHAT_FOLLOWS,
+        SCALING,
+    ]
 
 
 def _trees_lines(doc: Doc | None) -> list[str]:
@@ -117,13 +123,22 @@ def _trees_lines(doc: Doc | None) -> list[str]:
             f"{local.get('p50_ms')}/{local.get('p95_ms')} | {pg.get('p50_ms')}/{pg.get('p95_ms')} |"
         )
     size = doc.get("postgres_bytes") or 0
-    return [*lines, "", f"All four in one database: {size / 1e6:.0f} MB.", "", machine_line(doc), ""]
+    return [
+        *lines,
+        "",
+        f"All four in one database: {size / 1e6:.0f} MB.",
+        "",
+        machine_line(doc),
+        "",
+    ]
 
 
 def _scale_lines(docs: dict[str, Doc | None]) -> list[str]:
     """`bench/pgstore_scale.py`: the database side, bulk-loaded, phase by phase."""
-    runs = sorted((doc for name, doc in docs.items() if re.fullmatch(r"pgstore-scale-\d+", name) and doc),
-                  key=lambda doc: doc.get("chunks_target", 0))
+    runs = sorted(
+        (doc for name, doc in docs.items() if re.fullmatch(r"pgstore-scale-\d+", name) and doc),
+        key=lambda doc: doc.get("chunks_target", 0),
+    )
     lines = [
         "### Bulk load and HNSW build (`bench/pgstore_scale.py`)",
         "",
@@ -177,18 +192,25 @@ def _gc_lines(doc: Doc | None) -> list[str]:
 
     def row(label: str, state: Doc, measure: Doc) -> str:
         hot, cold = measure.get("hot") or {}, measure.get("cold") or {}
-        return (f"| {label} | {state.get('rows_in_repository')} / {state.get('rows_in_snapshot')} | "
-                f"{hot.get('recall_at_50')} | {cold.get('recall_at_50')} | {hot.get('p50_ms')}/{hot.get('p95_ms')} | "
-                f"{cold.get('p50_ms')}/{cold.get('p95_ms')} | {hot.get('widened', 0) + cold.get('widened', 0)} |")
+        return (
+            f"| {label} | {state.get('rows_in_repository')} / {state.get('rows_in_snapshot')} | "
+            f"{hot.get('recall_at_50')} | {cold.get('recall_at_50')} | {hot.get('p50_ms')}/{hot.get('p95_ms')} | "
+            f"{cold.get('p50_ms')}/{cold.get('p95_ms')} | {hot.get('widened', 0) + cold.get('widened', 0)} |"
+        )
 
     lines.append(row("no collection, one pass", before, before.get("one_pass") or {}))
     lines.append(row("no collection, widening pass", before, before.get("widening") or {}))
     for key in sorted(k for k in doc if k.startswith("after_gc_keep_")):
         state = doc[key]
         collected = state.get("collected") or {}
-        lines.append(row(f"collected, keep {key.rsplit('_', 1)[1]} ({collected.get('snapshots')} snapshots, "
-                         f"{collected.get('chunks')} rows, {state.get('collect_seconds')} s)", state,
-                         state.get("measure") or {}))
+        lines.append(
+            row(
+                f"collected, keep {key.rsplit('_', 1)[1]} ({collected.get('snapshots')} snapshots, "
+                f"{collected.get('chunks')} rows, {state.get('collect_seconds')} s)",
+                state,
+                state.get("measure") or {},
+            )
+        )
     lines += ["", GC_FOLLOWS, machine_line(doc), ""]
     return lines
 

@@ -53,6 +53,7 @@ EDIT_MARK = "codeqa bench edit"
 
 # -- measurements run by the parent ---------------------------------------------------------
 
+
 def _isolated_env(work: Path) -> dict[str, str]:
     """Nothing shared with the user's caches (a clean cache means clean), except the ONNX
     model: it is built once per machine (~10 s, timed separately), not once per index."""
@@ -65,8 +66,11 @@ def _isolated_env(work: Path) -> dict[str, str]:
     # Bytecode is written and reused (PYTHONDONTWRITEBYTECODE unset): an installed package has
     # its .pyc files, and compiling ~60 of our modules on every start (~0.3 s, measured with
     # cProfile on `codeqa search`) is this machine's setting, not what a user's start costs.
-    return {"XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false",
-            "PYTHONDONTWRITEBYTECODE": ""}
+    return {
+        "XDG_CACHE_HOME": str(work / "xdg"),
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONDONTWRITEBYTECODE": "",
+    }
 
 
 def cli_index(root: Path, embedder: str, index_dir: Path, label: str) -> dict[str, Any]:
@@ -74,8 +78,13 @@ def cli_index(root: Path, embedder: str, index_dir: Path, label: str) -> dict[st
     cmd = [CLI, "index", str(root), "--embedder", embedder, "--index-dir", str(index_dir), "--json"]
     run = run_measured(cmd, env=_isolated_env(index_dir.parent), timeout=3 * 3600)
     report = run.last_json()
-    out: dict[str, Any] = {"label": label, "embedder": embedder, "ok": run.returncode == 0 and bool(report),
-                           "wall_s": round(run.wall_s, 2), "tree_peak_rss_mb": run.tree_peak_rss_mb}
+    out: dict[str, Any] = {
+        "label": label,
+        "embedder": embedder,
+        "ok": run.returncode == 0 and bool(report),
+        "wall_s": round(run.wall_s, 2),
+        "tree_peak_rss_mb": run.tree_peak_rss_mb,
+    }
     if not report:
         out["error"] = run.stderr.strip().splitlines()[-5:]
         return out
@@ -83,14 +92,20 @@ def cli_index(root: Path, embedder: str, index_dir: Path, label: str) -> dict[st
     chunks = int(status.get("chunks") or report.get("chunks_total") or 0)
     # The embedding cache lives inside an explicit --index-dir; the index proper is the rest.
     size = dir_size_bytes(index_dir) - dir_size_bytes(index_dir / "embedding-cache")
-    out.update({
-        "index_seconds": report.get("seconds"), "files": status.get("files"), "chunks": chunks,
-        "embedded": report.get("embedded"), "skipped": report.get("skipped"),
-        "size_bytes": size, "embedding_cache_bytes": dir_size_bytes(index_dir / "embedding-cache"),
-        "size_mb_per_1k_chunks": round(size / 2**20 / chunks * 1000, 3) if chunks else None,
-        "embedding_model": status.get("embedding_model"),
-        "chunks_per_s": round(chunks / run.wall_s, 1) if report.get("embedded") else None,
-    })
+    out.update(
+        {
+            "index_seconds": report.get("seconds"),
+            "files": status.get("files"),
+            "chunks": chunks,
+            "embedded": report.get("embedded"),
+            "skipped": report.get("skipped"),
+            "size_bytes": size,
+            "embedding_cache_bytes": dir_size_bytes(index_dir / "embedding-cache"),
+            "size_mb_per_1k_chunks": round(size / 2**20 / chunks * 1000, 3) if chunks else None,
+            "embedding_model": status.get("embedding_model"),
+            "chunks_per_s": round(chunks / run.wall_s, 1) if report.get("embedded") else None,
+        }
+    )
     if run.returncode != 0:
         out["error"] = run.stderr.strip().splitlines()[-3:]
     return out
@@ -106,8 +121,13 @@ def measured_json(cmd: list[str], work: Path, cwd: Path | None = None) -> dict[s
     """A process that prints its result as a JSON line, plus its wall time and tree RSS."""
     run = run_measured(cmd, env=_isolated_env(work), cwd=cwd, timeout=3600)
     result = run.last_json() or {}
-    result.update({"ok": run.returncode == 0 and bool(result), "wall_s": round(run.wall_s, 2),
-                   "tree_peak_rss_mb": run.tree_peak_rss_mb})
+    result.update(
+        {
+            "ok": run.returncode == 0 and bool(result),
+            "wall_s": round(run.wall_s, 2),
+            "tree_peak_rss_mb": run.tree_peak_rss_mb,
+        }
+    )
     if run.returncode != 0:
         result["error"] = run.stderr.strip().splitlines()[-5:]
     return result
@@ -133,6 +153,7 @@ def questions(limit: int | None = None) -> list[str]:
 
 # -- child tasks (run in their own process) -----------------------------------------------------
 
+
 def _workspace(root: str, index_dir: str, embedder: str) -> Any:
     from codeqa_lsp.config import Settings
     from codeqa_lsp.engine import CodeBase
@@ -154,7 +175,9 @@ def child_update(root: str, index_dir: str, embedder: str, edits: int) -> dict[s
     files = {c.path for c in ws.chunks()}
     lines = {p: len((ws.root / p).read_text().splitlines()) for p in files}
     target = min(lines, key=lambda p: abs(lines[p] - 1000))
-    functions = [c for c in ws.chunks(path=target) if c.kind in ("function", "method") and c.parts == 1]
+    functions = [
+        c for c in ws.chunks(path=target) if c.kind in ("function", "method") and c.parts == 1
+    ]
     functions.sort(key=lambda c: c.start_line)
     step = max(1, len(functions) // (edits + 1))
     runs = []
@@ -172,25 +195,38 @@ def child_update(root: str, index_dir: str, embedder: str, edits: int) -> dict[s
         keyword_hits = ws.searcher.search(token, top_k=5, mode="bm25").hits
         searchable = time.perf_counter() - t0
         hybrid_hits = ws.search(token, top_k=5).hits
-        runs.append({"symbol": fn.symbol, "chunks_added": report.chunks_added,
-                     "chunks_removed": report.chunks_removed, "embedded": report.embedded,
-                     "update_s": round(updated, 4), "searchable_s": round(searchable, 4),
-                     "found_bm25": any(token in h.chunk.text for h in keyword_hits),
-                     "found_hybrid_top5": any(token in h.chunk.text for h in hybrid_hits)})
+        runs.append(
+            {
+                "symbol": fn.symbol,
+                "chunks_added": report.chunks_added,
+                "chunks_removed": report.chunks_removed,
+                "embedded": report.embedded,
+                "update_s": round(updated, 4),
+                "searchable_s": round(searchable, 4),
+                "found_bm25": any(token in h.chunk.text for h in keyword_hits),
+                "found_hybrid_top5": any(token in h.chunk.text for h in hybrid_hits),
+            }
+        )
     ws.close()
     return {
-        "file": target, "file_lines": lines[target], "warm_index_embedded": warm.embedded,
-        "model_load_s": round(model_load_s, 2), "edits": runs,
+        "file": target,
+        "file_lines": lines[target],
+        "warm_index_embedded": warm.embedded,
+        "model_load_s": round(model_load_s, 2),
+        "edits": runs,
         "embedded_max": max(r["embedded"] for r in runs) if runs else None,
-        "searchable_s_median": round(statistics.median(r["searchable_s"] for r in runs), 4) if runs else None,
+        "searchable_s_median": round(statistics.median(r["searchable_s"] for r in runs), 4)
+        if runs
+        else None,
         "all_found_bm25": all(r["found_bm25"] for r in runs),
         "all_found_hybrid_top5": all(r["found_hybrid_top5"] for r in runs),
         "self_peak_rss_mb": self_peak_rss_mb(),
     }
 
 
-def child_latency(root: str, index_dir: str, embedder: str, query_embedder: str,
-                  queries: list[str]) -> dict[str, Any]:
+def child_latency(
+    root: str, index_dir: str, embedder: str, query_embedder: str, queries: list[str]
+) -> dict[str, Any]:
     """Retrieval-only latency (hybrid `CodeBase.search`, top 8) over distinct queries.
 
     With `query_embedder` different from `embedder` (an index built with `hash`, queried
@@ -222,9 +258,13 @@ def child_latency(root: str, index_dir: str, embedder: str, query_embedder: str,
         ws.indexer._base_embedder.embed([text + " ?"])
         embed_seconds.append(time.perf_counter() - t0)
     ws.close()
-    return {"chunks": chunks, "coverage": coverage, "latency": latency_summary(seconds),
-            "query_embedding": latency_summary(embed_seconds),
-            "self_peak_rss_mb": self_peak_rss_mb()}
+    return {
+        "chunks": chunks,
+        "coverage": coverage,
+        "latency": latency_summary(seconds),
+        "query_embedding": latency_summary(embed_seconds),
+        "self_peak_rss_mb": self_peak_rss_mb(),
+    }
 
 
 def child_index(root: str, index_dir: str, kind: str) -> dict[str, Any]:
@@ -243,8 +283,13 @@ def child_index(root: str, index_dir: str, kind: str) -> dict[str, Any]:
         status = indexer.status()
     finally:
         indexer.close()
-    return {"kind": kind, "embedding_model": status.embedding_model, "chunks": status.chunks,
-            "embedded": report.embedded, "index_seconds": round(report.seconds, 2)}
+    return {
+        "kind": kind,
+        "embedding_model": status.embedding_model,
+        "chunks": status.chunks,
+        "embedded": report.embedded,
+        "index_seconds": round(report.seconds, 2),
+    }
 
 
 def child_query_embed(kind: str, texts: list[str]) -> dict[str, Any]:
@@ -264,11 +309,16 @@ def child_query_embed(kind: str, texts: list[str]) -> dict[str, Any]:
     return {"kind": kind, "load_and_first_s": round(first, 3), "query": latency_summary(seconds)}
 
 
-CHILD_TASKS = {"update": child_update, "latency": child_latency, "index": child_index,
-               "query_embed": child_query_embed}
+CHILD_TASKS = {
+    "update": child_update,
+    "latency": child_latency,
+    "index": child_index,
+    "query_embed": child_query_embed,
+}
 
 
 # -- the run ------------------------------------------------------------------------------------
+
 
 def click_src_copy() -> Path:
     """A private copy of click/src: the didSave benchmark edits files."""
@@ -277,7 +327,9 @@ def click_src_copy() -> Path:
     return dest
 
 
-def measure_click_src(embedders: tuple[str, ...], repeats: int, with_vectorcode: bool) -> dict[str, Any]:
+def measure_click_src(
+    embedders: tuple[str, ...], repeats: int, with_vectorcode: bool
+) -> dict[str, Any]:
     """Clean + warm index per embedder; VectorCode interleaved with our `local` runs."""
     root = click_src_copy()
     out: dict[str, Any] = {"root": "click-8.1.7/src", "runs": {}}
@@ -337,8 +389,14 @@ def measure_large(embedders: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def measure_scale(large: dict[str, Any] | None, click_local_index: Path | None, root_click: Path | None,
-                  query_embedder: str, n_queries: int, points: tuple[int, ...]) -> list[dict[str, Any]]:
+def measure_scale(
+    large: dict[str, Any] | None,
+    click_local_index: Path | None,
+    root_click: Path | None,
+    query_embedder: str,
+    n_queries: int,
+    points: tuple[int, ...],
+) -> list[dict[str, Any]]:
     from speed_trees import subset_tree
 
     from codeqa_lsp.config import Settings
@@ -347,23 +405,41 @@ def measure_scale(large: dict[str, Any] | None, click_local_index: Path | None, 
     out = []
     if click_local_index is not None and root_click is not None:
         print("[speed] latency · click/src, real MiniLM index", file=sys.stderr, flush=True)
-        r = child("latency", root=str(root_click), index_dir=str(click_local_index),
-                  embedder="local", query_embedder="local", queries=texts)
+        r = child(
+            "latency",
+            root=str(root_click),
+            index_dir=str(click_local_index),
+            embedder="local",
+            query_embedder="local",
+            queries=texts,
+        )
         out.append({"point": "click/src", "vectors": "local", **r})
     for target in points:
         tree = subset_tree(target, Settings().chunk_tokens)
         work = fresh_dir(f"scale-{target}")
         index = cli_index(tree, "hash", work / "index", "clean")
         print(f"[speed] latency · ~{target} chunks", file=sys.stderr, flush=True)
-        r = child("latency", root=str(tree), index_dir=str(work / "index"), embedder="hash",
-                  query_embedder=query_embedder, queries=texts)
+        r = child(
+            "latency",
+            root=str(tree),
+            index_dir=str(work / "index"),
+            embedder="hash",
+            query_embedder=query_embedder,
+            queries=texts,
+        )
         out.append({"point": f"~{target}", "vectors": "hash", "index": index, **r})
     if large and "hash" in large["runs"] and large["runs"]["hash"]["clean"].get("ok"):
         from speed_trees import large_tree
 
         print("[speed] latency · large tree", file=sys.stderr, flush=True)
-        r = child("latency", root=str(large_tree()), index_dir=large["runs"]["hash"]["index_dir"],
-                  embedder="hash", query_embedder=query_embedder, queries=texts)
+        r = child(
+            "latency",
+            root=str(large_tree()),
+            index_dir=large["runs"]["hash"]["index_dir"],
+            embedder="hash",
+            query_embedder=query_embedder,
+            queries=texts,
+        )
         out.append({"point": "large", "vectors": "hash", **r})
     return out
 
@@ -382,12 +458,17 @@ def measure_soak(files: int = 50_000) -> dict[str, Any]:
         for i in range(files):
             directory = root / f"d{i // 500}"
             directory.mkdir(parents=True, exist_ok=True)
-            (directory / f"m{i}.py").write_text(f"def handler_{i}(event):\n    return event.get('k{i}')\n")
+            (directory / f"m{i}.py").write_text(
+                f"def handler_{i}(event):\n    return event.get('k{i}')\n"
+            )
         marker.write_text(str(files))
     work = fresh_dir("soak-index")
     print(f"[speed] soak · {files} small files", file=sys.stderr, flush=True)
-    return measured_json([sys.executable, "-m", "tests.index.soak_worker", str(root), str(work / "index")],
-                         work, cwd=REPO_ROOT)
+    return measured_json(
+        [sys.executable, "-m", "tests.index.soak_worker", str(root), str(work / "index")],
+        work,
+        cwd=REPO_ROOT,
+    )
 
 
 def default_kind() -> str:
@@ -406,8 +487,12 @@ def measure_embedders(kinds: tuple[str, ...], search_calls: int = 7) -> dict[str
     root = click_src_copy()
     started = time.perf_counter()
     LocalEmbedder().embed(["build the cached model once, outside the timings"])
-    out: dict[str, Any] = {"root": "click-8.1.7/src", "model_ready_s": round(time.perf_counter() - started, 2),
-                           "load_average_start": round(os.getloadavg()[0], 2), "index": {}}
+    out: dict[str, Any] = {
+        "root": "click-8.1.7/src",
+        "model_ready_s": round(time.perf_counter() - started, 2),
+        "load_average_start": round(os.getloadavg()[0], 2),
+        "index": {},
+    }
     for kind in kinds:
         work = fresh_dir(f"embedders-{kind}")
         print(f"[speed] click/src · clean index · {kind}", file=sys.stderr, flush=True)
@@ -418,8 +503,7 @@ def measure_embedders(kinds: tuple[str, ...], search_calls: int = 7) -> dict[str
         out["index"][kind] = run
     # One short question at a time, in a fresh process per embedder (the query path).
     short = sorted(questions(), key=len)[:40]
-    out["query_embed"] = {kind: child("query_embed", kind=kind, texts=short)
-                          for kind in kinds}
+    out["query_embed"] = {kind: child("query_embed", kind=kind, texts=short) for kind in kinds}
     # `codeqa search` per call on a built index: the default (local) and hash.
     hash_work = fresh_dir("embedders-hash")
     out["index"]["hash"] = cli_index(root, "hash", hash_work / "index", "clean")
@@ -429,12 +513,25 @@ def measure_embedders(kinds: tuple[str, ...], search_calls: int = 7) -> dict[str
     for i, text in enumerate(texts):  # interleaved, so load swings hit both alike; the first
         # round only warms the page cache and the bytecode and is not counted
         for embedder, index in (("local", default_index), ("hash", hash_work / "index")):
-            cmd = [CLI, "search", text, "--root", str(root), "--embedder", embedder,
-                   "--index-dir", str(index), "--top-k", "5"]
+            cmd = [
+                CLI,
+                "search",
+                text,
+                "--root",
+                str(root),
+                "--embedder",
+                embedder,
+                "--index-dir",
+                str(index),
+                "--top-k",
+                "5",
+            ]
             result = run_measured(cmd, env=_isolated_env(index.parent), timeout=600)
             if result.returncode == 0 and i > 0:
                 calls[embedder].append(result.wall_s)
-    out["search_per_call_s"] = {k: round(statistics.median(v), 3) if v else None for k, v in calls.items()}
+    out["search_per_call_s"] = {
+        k: round(statistics.median(v), 3) if v else None for k, v in calls.items()
+    }
     out["search_calls_s"] = {k: [round(x, 3) for x in v] for k, v in calls.items()}
     local_s, hash_s = out["search_per_call_s"]["local"], out["search_per_call_s"]["hash"]
     out["search_local_over_hash"] = round(local_s / hash_s, 2) if local_s and hash_s else None
@@ -452,8 +549,9 @@ def run(quick: bool, large_local: bool, soak: bool = True) -> dict[str, Any]:
         "embedders": list(embedders),
         "query_embedder": "hash" if quick else "local",
     }
-    doc["click_src"] = measure_click_src(embedders, repeats=1 if quick else 2,
-                                         with_vectorcode=not quick)
+    doc["click_src"] = measure_click_src(
+        embedders, repeats=1 if quick else 2, with_vectorcode=not quick
+    )
     _checkpoint(doc, quick)
     if not quick:
         doc["embedders"] = measure_embedders((default_kind(), "torch"))
@@ -461,9 +559,13 @@ def run(quick: bool, large_local: bool, soak: bool = True) -> dict[str, Any]:
     root_click = WORK_DIR / "trees" / "click-src"
     update_embedder = embedders[-1]
     print(f"[speed] didSave · {update_embedder}", file=sys.stderr, flush=True)
-    doc["did_save"] = child("update", root=str(root_click),
-                            index_dir=str(WORK_DIR / f"click-{update_embedder}-0" / "index"),
-                            embedder=update_embedder, edits=3 if quick else 5)
+    doc["did_save"] = child(
+        "update",
+        root=str(root_click),
+        index_dir=str(WORK_DIR / f"click-{update_embedder}-0" / "index"),
+        embedder=update_embedder,
+        edits=3 if quick else 5,
+    )
     _checkpoint(doc, quick)
     large = None
     if not quick:
@@ -473,14 +575,24 @@ def run(quick: bool, large_local: bool, soak: bool = True) -> dict[str, Any]:
         doc["large"] = large
         _checkpoint(doc, quick)
     click_local = WORK_DIR / "click-local-0" / "index" if "local" in embedders else None
-    doc["latency"] = measure_scale(large, click_local, root_click if click_local else None,
-                                   doc["query_embedder"], 40 if quick else 100,
-                                   (1_000,) if quick else SCALE_POINTS)
+    doc["latency"] = measure_scale(
+        large,
+        click_local,
+        root_click if click_local else None,
+        doc["query_embedder"],
+        40 if quick else 100,
+        (1_000,) if quick else SCALE_POINTS,
+    )
     _checkpoint(doc, quick)
     if soak and not quick:
         doc["soak_50k"] = measure_soak()
-    doc["targets"] = {"index_wall_vs_vectorcode": "<= 1/3", "index_rss_vs_vectorcode": "<= 1/2",
-                      "warm_embedded": 0, "did_save_embedded": 1, "p95_ms_at_100k": 30}
+    doc["targets"] = {
+        "index_wall_vs_vectorcode": "<= 1/3",
+        "index_rss_vs_vectorcode": "<= 1/2",
+        "warm_embedded": 0,
+        "did_save_embedded": 1,
+        "p95_ms_at_100k": 30,
+    }
     doc["seconds"] = round(time.perf_counter() - started, 1)
     doc["complete"] = True
     return doc
@@ -496,22 +608,37 @@ def _local_estimate(doc: dict[str, Any], large: dict[str, Any]) -> str:
     rate = local.get("chunks_per_s")
     chunks = hash_clean.get("chunks")
     if rate and chunks:
-        return (f"skipped (run with --large-local): {chunks} chunks at the {rate} chunks/s "
-                f"measured on click/src would take about {chunks / rate / 60:.0f} minutes")
+        return (
+            f"skipped (run with --large-local): {chunks} chunks at the {rate} chunks/s "
+            f"measured on click/src would take about {chunks / rate / 60:.0f} minutes"
+        )
     return "skipped (run with --large-local)"
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="codeqa-lsp speed and memory benchmark")
-    parser.add_argument("--quick", action="store_true", help="hash only, no large tree, no VectorCode")
-    parser.add_argument("--large-local", action="store_true", help="also index the large tree with MiniLM (hours)")
+    parser.add_argument(
+        "--quick", action="store_true", help="hash only, no large tree, no VectorCode"
+    )
+    parser.add_argument(
+        "--large-local", action="store_true", help="also index the large tree with MiniLM (hours)"
+    )
     parser.add_argument("--no-soak", action="store_true", help="skip the 50,000-file soak")
-    parser.add_argument("--embedders", metavar="KINDS", default=None,
-                        help="only the embedder comparison, e.g. onnx-int8,torch (first: the one `local` runs); "
-                             "writes results/speed-embedders.json")
-    parser.add_argument("--vs-vectorcode", metavar="N", type=int, default=0,
-                        help="only click/src clean indexes, ours (local, hash) interleaved with VectorCode's, "
-                             "N rounds; writes results/speed-vectorcode.json")
+    parser.add_argument(
+        "--embedders",
+        metavar="KINDS",
+        default=None,
+        help="only the embedder comparison, e.g. onnx-int8,torch (first: the one `local` runs); "
+        "writes results/speed-embedders.json",
+    )
+    parser.add_argument(
+        "--vs-vectorcode",
+        metavar="N",
+        type=int,
+        default=0,
+        help="only click/src clean indexes, ours (local, hash) interleaved with VectorCode's, "
+        "N rounds; writes results/speed-vectorcode.json",
+    )
     parser.add_argument("--child", nargs=2, metavar=("TASK", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -522,14 +649,23 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     if args.embedders:
-        path = write_result("speed-embedders", measure_embedders(tuple(args.embedders.split(","))), False)
+        path = write_result(
+            "speed-embedders", measure_embedders(tuple(args.embedders.split(","))), False
+        )
         print(f"wrote {path}")
         return 0
     if args.vs_vectorcode:
         load0 = round(os.getloadavg()[0], 2)
-        click = measure_click_src(("local", "hash"), repeats=args.vs_vectorcode, with_vectorcode=True)
-        click.update({"load_average_start": load0, "load_average_end": round(os.getloadavg()[0], 2),
-                      "default_variant": default_kind()})
+        click = measure_click_src(
+            ("local", "hash"), repeats=args.vs_vectorcode, with_vectorcode=True
+        )
+        click.update(
+            {
+                "load_average_start": load0,
+                "load_average_end": round(os.getloadavg()[0], 2),
+                "default_variant": default_kind(),
+            }
+        )
         path = write_result("speed-vectorcode", {"click_src": click}, False)
         print(f"wrote {path}")
         return 0

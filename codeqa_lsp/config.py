@@ -96,86 +96,141 @@ class Settings:
     # Embeddings. `openai` is only ever used when chosen explicitly: code leaves the machine
     # on request only.
     embedder: EmbedderName = setting(  # noqa: RUF009 (a dataclasses.field)
-        "auto", "Embedding model used for semantic search.", trust="restricted",
+        "auto",
+        "Embedding model used for semantic search.",
+        trust="restricted",
         choices=(
             ("auto", "MiniLM embeddings when installed, else the hashing embedder."),
             ("local", "Local MiniLM embeddings (no network)."),
             ("openai", "OpenAI-compatible embeddings endpoint: code leaves the machine."),
             ("hash", "Fast hashing embedder (no model; lower quality)."),
-        ))
+        ),
+    )
     embedding_model: str | None = setting(
-        None, "Embedding model name (e.g. `text-embedding-3-small` for `openai`).",
-        unset="the embedder's default", trust="restricted")
+        None,
+        "Embedding model name (e.g. `text-embedding-3-small` for `openai`).",
+        unset="the embedder's default",
+        trust="restricted",
+    )
     embedding_dimensions: int | None = setting(
-        None, "Vector size asked of an `openai` embedder that can shorten its vectors.",
-        unset="the model's own", positive=True, editor=False)
+        None,
+        "Vector size asked of an `openai` embedder that can shorten its vectors.",
+        unset="the model's own",
+        positive=True,
+        editor=False,
+    )
     embedding_base_url: str | None = setting(
-        None, "OpenAI-compatible embeddings endpoint.",
-        unset="the SDK default or `OPENAI_BASE_URL`", trust="endpoint")
+        None,
+        "OpenAI-compatible embeddings endpoint.",
+        unset="the SDK default or `OPENAI_BASE_URL`",
+        trust="endpoint",
+    )
     # Answer generation. `extractive` needs no model and no network.
     provider: ProviderName = setting(  # noqa: RUF009 (a dataclasses.field)
-        "extractive", "Answer generator.", trust="restricted",
+        "extractive",
+        "Answer generator.",
+        trust="restricted",
         choices=(
             ("extractive", "No model: answers quote the most relevant code (offline)."),
             ("anthropic", "Anthropic Claude (needs an API key)."),
-            ("openai", "OpenAI or any OpenAI-compatible server such as Ollama or vLLM (see Base URL)."),
-        ))
+            (
+                "openai",
+                "OpenAI or any OpenAI-compatible server such as Ollama or vLLM (see Base URL).",
+            ),
+        ),
+    )
     model: str | None = setting(
-        None, "Model name for the provider.", unset="the provider's default", trust="restricted")
+        None, "Model name for the provider.", unset="the provider's default", trust="restricted"
+    )
     base_url: str | None = setting(
-        None, "Base URL of an OpenAI-compatible server (Ollama, vLLM, ...).",
-        unset="the SDK default or `*_BASE_URL` from the environment", trust="endpoint")
+        None,
+        "Base URL of an OpenAI-compatible server (Ollama, vLLM, ...).",
+        unset="the SDK default or `*_BASE_URL` from the environment",
+        trust="endpoint",
+    )
     api_key: str | None = setting(
-        None, "API key of the provider; never logged (VS Code passes it from its secret storage).",
-        unset="`ANTHROPIC_API_KEY` / `OPENAI_API_KEY`", trust="key", secret=True, editor=False)
+        None,
+        "API key of the provider; never logged (VS Code passes it from its secret storage).",
+        unset="`ANTHROPIC_API_KEY` / `OPENAI_API_KEY`",
+        trust="key",
+        secret=True,
+        editor=False,
+    )
     allow_remote: bool = setting(
-        True, "Allow remote providers and embedders. When false, nothing ever leaves the machine.",
-        trust="restricted")
+        True,
+        "Allow remote providers and embedders. When false, nothing ever leaves the machine.",
+        trust="restricted",
+    )
     request_timeout: float = setting(
-        60.0, "Timeout of one model request, in seconds.", positive=True)
+        60.0, "Timeout of one model request, in seconds.", positive=True
+    )
     max_retries: int = setting(
-        3, "Retries of a failed model request, within one `requestTimeout`.",
-        minimum=0, maximum=10, editor=False)
+        3,
+        "Retries of a failed model request, within one `requestTimeout`.",
+        minimum=0,
+        maximum=10,
+        editor=False,
+    )
     # Retrieval.
-    top_k: int = setting(
-        8, "How many code chunks are retrieved for an answer.", positive=True)
+    top_k: int = setting(8, "How many code chunks are retrieved for an answer.", positive=True)
     min_score: float | None = setting(
-        None, "Confidence floor (dense cosine in [-1, 1]).",
-        unset="the floor calibrated for the embedder", minimum=-1, maximum=1)
+        None,
+        "Confidence floor (dense cosine in [-1, 1]).",
+        unset="the floor calibrated for the embedder",
+        minimum=-1,
+        maximum=1,
+    )
     context_tokens: int = setting(
-        6000, "Token budget of the code quoted in a model's prompt.", positive=True, editor=False)
+        6000, "Token budget of the code quoted in a model's prompt.", positive=True, editor=False
+    )
     # Workspace scanning.
     include: tuple[str, ...] = setting(
-        (), "Glob patterns of files to index, on top of the defaults.")
+        (), "Glob patterns of files to index, on top of the defaults."
+    )
     exclude: tuple[str, ...] = setting(
-        (), "Glob patterns of files never to index, on top of .gitignore and the built-in excludes.")
+        (), "Glob patterns of files never to index, on top of .gitignore and the built-in excludes."
+    )
     max_file_bytes: int = setting(
-        1_000_000, "Files larger than this many bytes are not indexed.", positive=True, editor=False)
+        1_000_000, "Files larger than this many bytes are not indexed.", positive=True, editor=False
+    )
     chunk_tokens: int = setting(
-        1500, "Largest chunk, in tokens; longer definitions are split.", positive=True, editor=False)
+        1500, "Largest chunk, in tokens; longer definitions are split.", positive=True, editor=False
+    )
     # Storage and caches.
     index_dir: str | None = setting(
-        None, "Directory of the index, the same whatever the project (a relative path is taken "
+        None,
+        "Directory of the index, the same whatever the project (a relative path is taken "
         "from the working directory); each extra workspace folder gets a subdirectory.",
-        unset="`$XDG_CACHE_HOME/codeqa-lsp/<hash of the project root>`", editor=False)
+        unset="`$XDG_CACHE_HOME/codeqa-lsp/<hash of the project root>`",
+        editor=False,
+    )
     # The shared team index (README "Shared team index"), never with a password.
     store: str | None = setting(
-        None, "Shared team index: `postgresql://user@host/db` (no password: use `PGPASSWORD` or "
+        None,
+        "Shared team index: `postgresql://user@host/db` (no password: use `PGPASSWORD` or "
         "`~/.pgpass`). The local index holds what differs in your working tree.",
-        unset="the local index alone", trust="user",
+        unset="the local index alone",
+        trust="user",
         check=store_url_ok,
-        invalid="not a postgresql:// URL without a password")
+        invalid="not a postgresql:// URL without a password",
+    )
     embedding_cache_bytes: int = setting(
-        512 * 1024 * 1024, "Size limit of the on-disk embedding cache, in bytes.",
-        positive=True, editor=False)
+        512 * 1024 * 1024,
+        "Size limit of the on-disk embedding cache, in bytes.",
+        positive=True,
+        editor=False,
+    )
     answer_cache_bytes: int = setting(
-        64 * 1024 * 1024, "Size limit of the on-disk answer cache, in bytes.",
-        positive=True, editor=False)
+        64 * 1024 * 1024,
+        "Size limit of the on-disk answer cache, in bytes.",
+        positive=True,
+        editor=False,
+    )
     # Editor behaviour.
     hover_explanations: bool = setting(
-        False, "Start a background explanation when hovering a symbol (shown on the next hover).")
-    log_questions: bool = setting(
-        False, "Keep a local JSONL log of questions and answers.")
+        False, "Start a background explanation when hovering a symbol (shown on the next hover)."
+    )
+    log_questions: bool = setting(False, "Keep a local JSONL log of questions and answers.")
     # Provenance, set by the server, never read from the wire (no Spec: not a setting): which
     # endpoint fields ("base_url", "embedding_base_url") and whether `api_key` came from
     # workspace-scoped settings. See `key_for_endpoint`.
@@ -253,8 +308,10 @@ class Settings:
         url = getattr(self, endpoint_field)
         if endpoint_field not in self.workspace_scoped or not url or is_loopback_url(url):
             return None
-        return (f"{_camel(endpoint_field)} {redact_url(url)} comes from workspace settings; code is only "
-                "sent to a remote endpoint set in user settings or on the command line")
+        return (
+            f"{_camel(endpoint_field)} {redact_url(url)} comes from workspace settings; code is only "
+            "sent to a remote endpoint set in user settings or on the command line"
+        )
 
     @property
     def configured_index_dir(self) -> Path | None:
@@ -323,10 +380,14 @@ class SettingFacts:
             ok = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
             return ok, tuple(value) if ok else ()
         if self.kind in ("int", "float"):
-            ok = isinstance(value, int) and not isinstance(value, bool) if self.kind == "int" \
+            ok = (
+                isinstance(value, int) and not isinstance(value, bool)
+                if self.kind == "int"
                 else _number(value)
-            return ok and self._in_bounds(value), (float(value) if self.kind == "float" and ok
-                                                   else value)
+            )
+            return ok and self._in_bounds(value), (
+                float(value) if self.kind == "float" and ok else value
+            )
         ok = isinstance(value, str) and value != ""
         return ok and (self.spec.check is None or self.spec.check(value)), value
 

@@ -27,8 +27,10 @@ from codeqa_lsp.config import SETTINGS, SettingFacts
 
 PACKAGE_JSON = Path("editors/vscode/package.json")
 PROTOCOL_MD = Path("editors/PROTOCOL.md")
-TABLE_BEGIN = ("<!-- settings table: generated from codeqa_lsp/config.py by "
-               "`python -m codeqa_lsp.config_schema`; edit config.py, not this table -->")
+TABLE_BEGIN = (
+    "<!-- settings table: generated from codeqa_lsp/config.py by "
+    "`python -m codeqa_lsp.config_schema`; edit config.py, not this table -->"
+)
 TABLE_END = "<!-- end of the generated settings table -->"
 SECTION = "codeqa"
 
@@ -44,8 +46,14 @@ CLIENT_SETTINGS: dict[str, dict[str, Any]] = {
         "`python3 -m codeqa_lsp`.",
     },
 }
-_JSON_TYPES = {"bool": "boolean", "int": "integer", "float": "number", "str": "string",
-               "choice": "string", "globs": "array"}
+_JSON_TYPES = {
+    "bool": "boolean",
+    "int": "integer",
+    "float": "number",
+    "str": "string",
+    "choice": "string",
+    "globs": "array",
+}
 # What a trust tier means to a reader of each file (PROTOCOL.md speaks of the wire keys).
 _VSCODE_TRUST = {"user": "Taken from user settings only."}
 _PROTOCOL_TRUST = {
@@ -98,8 +106,10 @@ def vscode_property(facts: SettingFacts) -> dict[str, Any]:
 
 def vscode_settings() -> dict[str, dict[str, Any]]:
     """Every VS Code setting below `codeqa.`: the client's own, then the server's in field order."""
-    out = {key: {k: v for k, v in prop.items() if k != "restricted"}
-           for key, prop in CLIENT_SETTINGS.items()}
+    out = {
+        key: {k: v for k, v in prop.items() if k != "restricted"}
+        for key, prop in CLIENT_SETTINGS.items()
+    }
     out.update({f.wire: vscode_property(f) for f in SETTINGS.values() if f.spec.editor})
     return out
 
@@ -107,8 +117,11 @@ def vscode_settings() -> dict[str, dict[str, Any]]:
 def restricted_settings() -> list[str]:
     """The settings VS Code's Restricted Mode takes from user settings only."""
     client = [key for key, prop in CLIENT_SETTINGS.items() if prop.get("restricted")]
-    server = [f.wire for f in SETTINGS.values()
-              if f.spec.editor and f.spec.trust in ("restricted", "endpoint", "user")]
+    server = [
+        f.wire
+        for f in SETTINGS.values()
+        if f.spec.editor and f.spec.trust in ("restricted", "endpoint", "user")
+    ]
     return [f"{SECTION}.{key}" for key in client + server]
 
 
@@ -119,15 +132,22 @@ def render_package_json(text: str) -> str:
         "title": "CodeQA",
         "properties": {f"{SECTION}.{key}": prop for key, prop in vscode_settings().items()},
     }
-    package["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"] = restricted_settings()
+    package["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"] = (
+        restricted_settings()
+    )
     return json.dumps(package, indent=2, ensure_ascii=False) + "\n"
 
 
 def _protocol_type(facts: SettingFacts) -> str:
     if facts.kind == "choice":
         return " \\| ".join(f'`"{choice}"`' for choice, _ in facts.spec.choices)
-    name = {"bool": "bool", "int": "int", "float": "number", "str": "string",
-            "globs": "string[] (globs)"}[facts.kind]
+    name = {
+        "bool": "bool",
+        "int": "int",
+        "float": "number",
+        "str": "string",
+        "globs": "string[] (globs)",
+    }[facts.kind]
     low, top = facts.lower_bound, facts.spec.maximum
     if low is not None and top is not None:
         return f"{name} in [{json_default(float(low[0]))}, {json_default(float(top))}]"
@@ -148,10 +168,14 @@ def protocol_table() -> str:
     """PROTOCOL.md's table of every server setting, markers included."""
     rows = [TABLE_BEGIN, "", "| key | type | default | meaning |", "|---|---|---|---|"]
     for facts in SETTINGS.values():
-        default = (f"`{json.dumps(json_default(facts.default))}`" if facts.default is not None
-                   else facts.spec.unset or "none")
-        rows.append(f"| `{facts.wire}` | {_protocol_type(facts)} | {default} | "
-                    f"{_protocol_meaning(facts)} |")
+        default = (
+            f"`{json.dumps(json_default(facts.default))}`"
+            if facts.default is not None
+            else facts.spec.unset or "none"
+        )
+        rows.append(
+            f"| `{facts.wire}` | {_protocol_type(facts)} | {default} | {_protocol_meaning(facts)} |"
+        )
     return "\n".join([*rows, "", TABLE_END])
 
 
@@ -160,7 +184,7 @@ def render_protocol(text: str) -> str:
     begin, end = text.find(TABLE_BEGIN), text.find(TABLE_END)
     if begin < 0 or end < begin:
         raise ValueError(f"{PROTOCOL_MD}: the settings table markers are missing")
-    return text[:begin] + protocol_table() + text[end + len(TABLE_END):]
+    return text[:begin] + protocol_table() + text[end + len(TABLE_END) :]
 
 
 def stale_files(root: Path, write: bool) -> list[Path]:
@@ -178,16 +202,25 @@ def stale_files(root: Path, write: bool) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codeqa_lsp.config_schema",
-                                     description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true",
-                        help="only report the files that are out of step (exit 1)")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
-                        help="the checkout holding editors/ (default: this package's)")
+    parser = argparse.ArgumentParser(
+        prog="python -m codeqa_lsp.config_schema",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="only report the files that are out of step (exit 1)"
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(__file__).resolve().parents[1],
+        help="the checkout holding editors/ (default: this package's)",
+    )
     args = parser.parse_args(argv)
     if not (args.root / PACKAGE_JSON).is_file():
-        print(f"error: no {PACKAGE_JSON} under {args.root}: run from a source checkout",
-              file=sys.stderr)
+        print(
+            f"error: no {PACKAGE_JSON} under {args.root}: run from a source checkout",
+            file=sys.stderr,
+        )
         return 2
     stale = stale_files(args.root, write=not args.check)
     for rel in stale:

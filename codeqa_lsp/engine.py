@@ -185,7 +185,10 @@ class CodeBase:
         Lets a front detect changed files with one directory walk and no file reads (the
         MCP server's per-call freshness check) without reaching into the store."""
         with self._leases.held():
-            return {path: (size, mtime) for path, (size, mtime, _sha) in self.indexer.store.files().items()}
+            return {
+                path: (size, mtime)
+                for path, (size, mtime, _sha) in self.indexer.store.files().items()
+            }
 
     # -- reading -------------------------------------------------------------------------
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
@@ -231,7 +234,10 @@ class CodeBase:
         return self.indexer.skip_reason(self.relpath(path))
 
     def search(
-        self, query: str, top_k: int | None = None, filters: SearchFilters | None = None,
+        self,
+        query: str,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
         mode: SearchMode | None = None,
     ) -> SearchResponse:
         """Hybrid search (BM25 alone while `keyword_only`). `mode` runs one arm alone,
@@ -239,11 +245,16 @@ class CodeBase:
         if mode is None:
             mode = "bm25" if self.keyword_only else "hybrid"
         with self._leases.held():
-            return self.searcher.search(query, top_k=top_k or self.settings.top_k, filters=filters, mode=mode)
+            return self.searcher.search(
+                query, top_k=top_k or self.settings.top_k, filters=filters, mode=mode
+            )
 
     # -- answering -----------------------------------------------------------------------
     def ask_stream(
-        self, question: str, filters: SearchFilters | None = None, use_cache: bool = True,
+        self,
+        question: str,
+        filters: SearchFilters | None = None,
+        use_cache: bool = True,
         cancel: threading.Event | None = None,
     ) -> Iterator[str | Answer]:
         """Yields text deltas as they are generated, then exactly one final `Answer`.
@@ -264,8 +275,12 @@ class CodeBase:
         return ConversationStore.for_directory(Path(self.indexer.index_dir))
 
     def ask_in_thread_stream(
-        self, question: str, thread_id: str, filters: SearchFilters | None = None,
-        cancel: threading.Event | None = None, use_cache: bool = True,
+        self,
+        question: str,
+        thread_id: str,
+        filters: SearchFilters | None = None,
+        cancel: threading.Event | None = None,
+        use_cache: bool = True,
     ) -> Iterator[str | Answer]:
         """`ask_stream` as the next turn of conversation `thread_id`: retrieval and the prompt
         see the earlier turns, and the answered turn is recorded in the thread."""
@@ -274,29 +289,42 @@ class CodeBase:
         store = self.conversations
         thread = store.get(thread_id)
         inner = self.answerer.ask_stream(
-            question, filters=filters, cancel=cancel, use_cache=use_cache,
-            search_query=retrieval_query(thread, question), history=prompt_history(thread),
+            question,
+            filters=filters,
+            cancel=cancel,
+            use_cache=use_cache,
+            search_query=retrieval_query(thread, question),
+            history=prompt_history(thread),
         )
         return _LeasedStream(record_turns(inner, store, thread_id, question), self._leases)
 
-    def ask(self, question: str, filters: SearchFilters | None = None, use_cache: bool = True) -> Answer:
+    def ask(
+        self, question: str, filters: SearchFilters | None = None, use_cache: bool = True
+    ) -> Answer:
         return _final(self.ask_stream(question, filters, use_cache))
 
     def explain_stream(
-        self, path: str | Path, line: int, text: str | None = None, use_cache: bool = True,
+        self,
+        path: str | Path,
+        line: int,
+        text: str | None = None,
+        use_cache: bool = True,
         cancel: threading.Event | None = None,
     ) -> Iterator[str | Answer]:
         """Explain the definition enclosing 1-based `line` (in `text` if given, else on disk)."""
         return _LeasedStream(
             self.answerer.explain_stream(
-                self.relpath(path), line, text=text, use_cache=use_cache, cancel=cancel),
+                self.relpath(path), line, text=text, use_cache=use_cache, cancel=cancel
+            ),
             self._leases,
         )
 
     def explain(self, path: str | Path, line: int, text: str | None = None) -> Answer:
         return _final(self.explain_stream(path, line, text))
 
-    def cached_explanation(self, path: str | Path, line: int, text: str | None = None) -> Answer | None:
+    def cached_explanation(
+        self, path: str | Path, line: int, text: str | None = None
+    ) -> Answer | None:
         """The explanation if one is cached for the current code; never calls a model."""
         with self._leases.held():
             return self.answerer.cached_explanation(self.relpath(path), line, text=text)

@@ -71,54 +71,123 @@ MIN_ASSIGNED_ENTROPY = 3.0
 
 
 def _high_entropy(value: str) -> bool:
-    if len(value) < 8 or _PLACEHOLDER.search(value) or re.fullmatch(r"[A-Za-z_][\w.]*(\(\))?", value):
+    if (
+        len(value) < 8
+        or _PLACEHOLDER.search(value)
+        or re.fullmatch(r"[A-Za-z_][\w.]*(\(\))?", value)
+    ):
         return False  # identifiers and attribute paths (`settings.password`) are code
     classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
     return classes >= 2 and entropy(value) >= MIN_ASSIGNED_ENTROPY
 
 
-_ASSIGNED_NAME = (r"(?:password|passwd|pwd|passphrase|secret|client_?secret|api_?key|apikey|"
-                  r"access_?key|secret_?key|private_?key|auth_?token|access_?token|token)")
+_ASSIGNED_NAME = (
+    r"(?:password|passwd|pwd|passphrase|secret|client_?secret|api_?key|apikey|"
+    r"access_?key|secret_?key|private_?key|auth_?token|access_?token|token)"
+)
 
 SHAPES: tuple[SecretShape, ...] = (
-    SecretShape("private-key", re.compile(
-        r"-----BEGIN (?:RSA |DSA |EC |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----"
-        r"[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"), "-----BEGIN ", skip_file=True),
-    SecretShape("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"), "A",
-                skip_file=True, check=lambda v: _mixed(v[4:], need_case=False)),
-    SecretShape("aws-secret-key", re.compile(
-        r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})"), group=1),
-    SecretShape("anthropic-key", re.compile(r"\bsk-ant-[a-z]{2,8}\d{0,3}-[A-Za-z0-9_\-]{32,}"), "sk-ant-",
-                skip_file=True, check=_key_tail),
-    SecretShape("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}"), "sk-",
-                skip_file=True, check=_key_tail),
-    SecretShape("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"), "gh", skip_file=True,
-                check=lambda v: _mixed(v, need_case=False)),
-    SecretShape("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), "github_pat_",
-                skip_file=True, check=lambda v: _mixed(v, need_case=False)),
+    SecretShape(
+        "private-key",
+        re.compile(
+            r"-----BEGIN (?:RSA |DSA |EC |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----"
+            r"[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+        ),
+        "-----BEGIN ",
+        skip_file=True,
+    ),
+    SecretShape(
+        "aws-access-key",
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+        "A",
+        skip_file=True,
+        check=lambda v: _mixed(v[4:], need_case=False),
+    ),
+    SecretShape(
+        "aws-secret-key",
+        re.compile(r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})"),
+        group=1,
+    ),
+    SecretShape(
+        "anthropic-key",
+        re.compile(r"\bsk-ant-[a-z]{2,8}\d{0,3}-[A-Za-z0-9_\-]{32,}"),
+        "sk-ant-",
+        skip_file=True,
+        check=_key_tail,
+    ),
+    SecretShape(
+        "openai-key",
+        re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}"),
+        "sk-",
+        skip_file=True,
+        check=_key_tail,
+    ),
+    SecretShape(
+        "github-token",
+        re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
+        "gh",
+        skip_file=True,
+        check=lambda v: _mixed(v, need_case=False),
+    ),
+    SecretShape(
+        "github-token",
+        re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
+        "github_pat_",
+        skip_file=True,
+        check=lambda v: _mixed(v, need_case=False),
+    ),
     SecretShape("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "xox"),
-    SecretShape("slack-webhook", re.compile(r"hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"), "hooks.slack"),
+    SecretShape(
+        "slack-webhook", re.compile(r"hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"), "hooks.slack"
+    ),
     SecretShape("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"), "_"),
     SecretShape("stripe-webhook", re.compile(r"\bwhsec_[A-Za-z0-9]{24,}"), "whsec_"),
     SecretShape("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), "AIza"),
     SecretShape("gcp-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"), "ya29."),
-    SecretShape("azure-storage-key", re.compile(r"(?i)AccountKey=([A-Za-z0-9+/]{40,}={0,2})"), group=1),
-    SecretShape("azure-sas-signature", re.compile(r"(?i)[?&]sig=([A-Za-z0-9%+/]{20,}={0,2})"), group=1),
-    SecretShape("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "eyJ"),
-    SecretShape("url-credentials", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@\"'`]+:([^/\s@\"'`]+)@"),
-                "://", group=1),
-    SecretShape("assigned-secret", re.compile(
-        rf"(?i)\b\w*{_ASSIGNED_NAME}\w*[\"']?\s*(?::=|=>|[:=])\s*[\"'`]?([^\s\"'`,;(){{}}\[\]]+)(?![(\[])"),
-        group=1, check=_high_entropy),
+    SecretShape(
+        "azure-storage-key", re.compile(r"(?i)AccountKey=([A-Za-z0-9+/]{40,}={0,2})"), group=1
+    ),
+    SecretShape(
+        "azure-sas-signature", re.compile(r"(?i)[?&]sig=([A-Za-z0-9%+/]{20,}={0,2})"), group=1
+    ),
+    SecretShape(
+        "jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "eyJ"
+    ),
+    SecretShape(
+        "url-credentials",
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@\"'`]+:([^/\s@\"'`]+)@"),
+        "://",
+        group=1,
+    ),
+    SecretShape(
+        "assigned-secret",
+        re.compile(
+            rf"(?i)\b\w*{_ASSIGNED_NAME}\w*[\"']?\s*(?::=|=>|[:=])\s*[\"'`]?([^\s\"'`,;(){{}}\[\]]+)(?![(\[])"
+        ),
+        group=1,
+        check=_high_entropy,
+    ),
     # Our own log lines: keyed values whatever they look like, shorter vendor-prefixed
     # tokens, bearer tokens, URL userinfo.
-    SecretShape("keyed-value", re.compile(
-        r"""(?i)["']?(?:api[_-]?key|auth[_-]?token|authorization)["']?\s*[:=]\s*["']?([^"',\s})]+)"""),
-        group=1, logs_only=True),
-    SecretShape("vendor-key-loose", re.compile(
-        r"\b(?:sk-(?:ant-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
-        r"|(?:AKIA|ASIA)[0-9A-Z]{16})"), logs_only=True),
-    SecretShape("bearer", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{8,}=*)"), group=1, logs_only=True),
+    SecretShape(
+        "keyed-value",
+        re.compile(
+            r"""(?i)["']?(?:api[_-]?key|auth[_-]?token|authorization)["']?\s*[:=]\s*["']?([^"',\s})]+)"""
+        ),
+        group=1,
+        logs_only=True,
+    ),
+    SecretShape(
+        "vendor-key-loose",
+        re.compile(
+            r"\b(?:sk-(?:ant-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
+            r"|(?:AKIA|ASIA)[0-9A-Z]{16})"
+        ),
+        logs_only=True,
+    ),
+    SecretShape(
+        "bearer", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{8,}=*)"), group=1, logs_only=True
+    ),
     SecretShape("url-userinfo", re.compile(r"://([^/\s@\"'`]+)@"), "://", group=1, logs_only=True),
 )
 
@@ -158,7 +227,7 @@ def redact(text: str, replacement: str = REDACTED, *, logs: bool = False) -> str
     for start, end, _name in spans:
         if end <= position:
             continue
-        out.append(text[position:max(start, position)])
+        out.append(text[position : max(start, position)])
         out.append(replacement)
         position = end
     out.append(text[position:])
@@ -178,10 +247,14 @@ _MIN_SECRET_LEN = 8  # shorter values ("1", "true") would redact ordinary words
 class Redactor:
     """Known secret values (the user's keys, secret-named environment variables) plus SHAPES."""
 
-    def __init__(self, known_secrets: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, known_secrets: Iterable[str | None] = (), environ: Mapping[str, str] | None = None
+    ) -> None:
         env = os.environ if environ is None else environ
         values = {v for v in known_secrets if v and len(v) >= _MIN_SECRET_LEN}
-        values.update(v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= _MIN_SECRET_LEN)
+        values.update(
+            v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= _MIN_SECRET_LEN
+        )
         # Longest first, so a key containing another secret is blanked whole.
         self._values = sorted(values, key=len, reverse=True)
 

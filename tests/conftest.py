@@ -18,7 +18,9 @@ SOAK_ENV = "CODEQA_SOAK"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--soak", action="store_true", default=False,
+        "--soak",
+        action="store_true",
+        default=False,
         help=f"run the slow soak variants (marked `slow`); same as {SOAK_ENV}=1",
     )
 

@@ -18,8 +18,15 @@ def test_defaults_are_offline() -> None:
 
 def test_camel_case_keys_map_to_fields() -> None:
     settings, problems = Settings.from_wire(
-        {"topK": 3, "minScore": 0.4, "baseUrl": "http://127.0.0.1:1/v1", "include": ["src/**"],
-         "hoverExplanations": True, "indexDir": "/tmp/x", "provider": "openai"}
+        {
+            "topK": 3,
+            "minScore": 0.4,
+            "baseUrl": "http://127.0.0.1:1/v1",
+            "include": ["src/**"],
+            "hoverExplanations": True,
+            "indexDir": "/tmp/x",
+            "provider": "openai",
+        }
     )
     assert problems == []
     assert settings.top_k == 3

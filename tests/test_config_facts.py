@@ -31,7 +31,9 @@ def sample(facts: SettingFacts) -> object:
 
 
 @pytest.mark.parametrize("facts", list(SETTINGS.values()), ids=lambda f: f.wire)
-def test_every_setting_takes_a_valid_value_and_reports_a_wrong_type_once(facts: SettingFacts) -> None:
+def test_every_setting_takes_a_valid_value_and_reports_a_wrong_type_once(
+    facts: SettingFacts,
+) -> None:
     settings, problems = Settings.from_wire({facts.wire: sample(facts)})
     assert problems == []
     assert getattr(settings, facts.name) != facts.default or facts.kind == "bool"
@@ -64,7 +66,9 @@ def test_choices_are_the_literal_values() -> None:
 
 
 def test_secrets_never_appear_in_problems_or_the_wire_view() -> None:
-    _, problems = Settings.from_wire({"apiKey": ["sk-secret-123"], "store": "postgresql://u:pw-123@h/db"})
+    _, problems = Settings.from_wire(
+        {"apiKey": ["sk-secret-123"], "store": "postgresql://u:pw-123@h/db"}
+    )
     assert len(problems) == 2
     assert not any("sk-secret" in p or "pw-123" in p for p in problems)
     assert Settings.from_wire({"apiKey": "sk-secret-123"})[0].to_wire()["apiKey"] == "***"

@@ -45,12 +45,15 @@ def test_check_reports_a_hand_edited_default_and_regenerating_restores_it(tmp_pa
     assert main(["--root", str(tmp_path)]) == 0
     assert main(["--check", "--root", str(tmp_path)]) == 0
     for rel in (PACKAGE_JSON, PROTOCOL_MD):
-        assert (tmp_path / rel).read_text(encoding="utf-8") == (ROOT / rel).read_text(encoding="utf-8")
+        assert (tmp_path / rel).read_text(encoding="utf-8") == (ROOT / rel).read_text(
+            encoding="utf-8"
+        )
 
 
 def test_package_json_declares_every_server_default_and_bound() -> None:
     properties = json.loads((ROOT / PACKAGE_JSON).read_text(encoding="utf-8"))["contributes"][
-        "configuration"]["properties"]
+        "configuration"
+    ]["properties"]
     for facts in SETTINGS.values():
         if not facts.spec.editor:
             assert f"codeqa.{facts.wire}" not in properties

@@ -25,7 +25,9 @@ def apply_tax(amount: float) -> float:
 
 
 def _search_threads(before: set[threading.Thread]) -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t not in before and t.name.startswith("codeqa-search")]
+    return [
+        t for t in threading.enumerate() if t not in before and t.name.startswith("codeqa-search")
+    ]
 
 
 def test_close_stops_the_search_threads_of_every_reopen(tmp_path: Path) -> None:

@@ -100,10 +100,17 @@ def imports_of(name: str, path: Path, names: dict[str, Path]) -> Iterator[Import
             else:
                 base = node.module or ""
             # `from pkg import mod` imports the module `pkg.mod`; `from pkg import name`, pkg.
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr == "import_module" and node.args
-              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             targets = [node.args[0].value]
         else:
             continue
@@ -150,8 +157,12 @@ def layer_violations(imports: Sequence[Import]) -> list[str]:
         target = component(imp.target)
         if layer_of(imp.target) > layer_of(imp.source):
             found.append(f"{imp} (a higher layer)")
-        elif (source in FRONTS and target in FRONTS and target != source
-              and imp.target not in ENTRY_POINTS.get(source, frozenset())):
+        elif (
+            source in FRONTS
+            and target in FRONTS
+            and target != source
+            and imp.target not in ENTRY_POINTS.get(source, frozenset())
+        ):
             found.append(f"{imp} (another front)")
     return sorted(found)
 
@@ -162,7 +173,9 @@ def part_of(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def package_cycles(imports: Sequence[Import], node_of: Callable[[str], str] = part_of) -> list[list[str]]:
+def package_cycles(
+    imports: Sequence[Import], node_of: Callable[[str], str] = part_of
+) -> list[list[str]]:
     """Strongly connected components (more than one node) of the import graph, its nodes
     the package's parts (default) or, with `node_of=str`, single modules."""
     graph: dict[str, set[str]] = defaultdict(set)
@@ -218,26 +231,35 @@ def package_cycles(imports: Sequence[Import], node_of: Callable[[str], str] = pa
 
 def _explain_cycle(members: list[str], imports: Sequence[Import]) -> str:
     inside = set(members)
-    edges = sorted({
-        f"  {imp}" for imp in imports
-        if imp.target.split(".")[0] not in PROTOCOL_LIBRARIES
-        and part_of(imp.source) in inside and part_of(imp.target) in inside
-        and part_of(imp.source) != part_of(imp.target)
-    })
+    edges = sorted(
+        {
+            f"  {imp}"
+            for imp in imports
+            if imp.target.split(".")[0] not in PROTOCOL_LIBRARIES
+            and part_of(imp.source) in inside
+            and part_of(imp.target) in inside
+            and part_of(imp.source) != part_of(imp.target)
+        }
+    )
     return " ↔ ".join(members) + "\n" + "\n".join(edges)
 
 
 # -- the checks on this checkout -----------------------------------------------------------
 
+
 def test_no_import_points_up_or_across() -> None:
     violations = layer_violations(all_imports())
-    assert not violations, "imports against the layer order (see this module's docstring):\n" + "\n".join(violations)
+    assert not violations, (
+        "imports against the layer order (see this module's docstring):\n" + "\n".join(violations)
+    )
 
 
 def test_packages_form_a_dag() -> None:
     imports = all_imports()
     cycles = package_cycles(imports)
-    assert not cycles, "package import cycles:\n" + "\n".join(_explain_cycle(c, imports) for c in cycles)
+    assert not cycles, "package import cycles:\n" + "\n".join(
+        _explain_cycle(c, imports) for c in cycles
+    )
 
 
 def _module_cycles(in_server: bool) -> list[list[str]]:
@@ -263,6 +285,7 @@ def test_every_top_level_part_has_a_layer() -> None:
 
 # -- the checker itself catches what it must ------------------------------------------------
 
+
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     package = tmp_path / "codeqa_lsp"
     for rel, text in {"__init__.py": "", **files}.items():
@@ -273,17 +296,22 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_checker_sees_type_checking_function_level_and_relative_imports(tmp_path: Path) -> None:
-    package = _tree(tmp_path, {
-        "index/__init__.py": "",
-        "index/store.py": ("from typing import TYPE_CHECKING\n"
-                           "if TYPE_CHECKING:\n    from codeqa_lsp.retrieval.model import SearchFilters\n"),
-        "index/indexer.py": "def build():\n    from ..engine import CodeBase\n",
-        "retrieval/__init__.py": "",
-        "retrieval/model.py": "from codeqa_lsp.index import store\n",
-        "engine.py": "import importlib\nimportlib.import_module('codeqa_lsp.index.indexer')\n",
-        "chunking/__init__.py": "",
-        "chunking/chunker.py": "from lsprotocol import types\n",
-    })
+    package = _tree(
+        tmp_path,
+        {
+            "index/__init__.py": "",
+            "index/store.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from codeqa_lsp.retrieval.model import SearchFilters\n"
+            ),
+            "index/indexer.py": "def build():\n    from ..engine import CodeBase\n",
+            "retrieval/__init__.py": "",
+            "retrieval/model.py": "from codeqa_lsp.index import store\n",
+            "engine.py": "import importlib\nimportlib.import_module('codeqa_lsp.index.indexer')\n",
+            "chunking/__init__.py": "",
+            "chunking/chunker.py": "from lsprotocol import types\n",
+        },
+    )
     violations = layer_violations(all_imports(package))
     assert violations == [
         "codeqa_lsp.chunking.chunker:1 imports lsprotocol (only server/ may use lsprotocol)",
@@ -292,14 +320,19 @@ def test_checker_sees_type_checking_function_level_and_relative_imports(tmp_path
     ]
 
 
-def test_checker_allows_launching_entry_points_and_rejects_other_front_imports(tmp_path: Path) -> None:
-    package = _tree(tmp_path, {
-        "cli/__init__.py": "def mcp():\n    from codeqa_lsp.mcp.server import run\n",
-        "cli/results.py": "from codeqa_lsp.mcp import results\n",
-        "mcp/__init__.py": "",
-        "mcp/server.py": "",
-        "mcp/results.py": "from codeqa_lsp.cli import main\n",
-    })
+def test_checker_allows_launching_entry_points_and_rejects_other_front_imports(
+    tmp_path: Path,
+) -> None:
+    package = _tree(
+        tmp_path,
+        {
+            "cli/__init__.py": "def mcp():\n    from codeqa_lsp.mcp.server import run\n",
+            "cli/results.py": "from codeqa_lsp.mcp import results\n",
+            "mcp/__init__.py": "",
+            "mcp/server.py": "",
+            "mcp/results.py": "from codeqa_lsp.cli import main\n",
+        },
+    )
     assert layer_violations(all_imports(package)) == [
         "codeqa_lsp.cli.results:1 imports codeqa_lsp.mcp.results (another front)",
         "codeqa_lsp.mcp.results:1 imports codeqa_lsp.cli (another front)",
@@ -307,16 +340,21 @@ def test_checker_allows_launching_entry_points_and_rejects_other_front_imports(t
 
 
 def test_checker_finds_package_cycles_within_a_layer(tmp_path: Path) -> None:
-    package = _tree(tmp_path, {
-        "config.py": "def shapes():\n    from codeqa_lsp.secret_shapes import SHAPES\n",
-        "secret_shapes.py": "from codeqa_lsp import config\n",
-        "index/__init__.py": "",
-        "index/store.py": "from codeqa_lsp.index.pg import dsn\n",
-        "index/pg/__init__.py": "",
-        "index/pg/dsn.py": "from codeqa_lsp.index import store\n",
-    })
+    package = _tree(
+        tmp_path,
+        {
+            "config.py": "def shapes():\n    from codeqa_lsp.secret_shapes import SHAPES\n",
+            "secret_shapes.py": "from codeqa_lsp import config\n",
+            "index/__init__.py": "",
+            "index/store.py": "from codeqa_lsp.index.pg import dsn\n",
+            "index/pg/__init__.py": "",
+            "index/pg/dsn.py": "from codeqa_lsp.index import store\n",
+        },
+    )
     imports = all_imports(package)
     assert layer_violations(imports) == []
     assert package_cycles(imports) == [["codeqa_lsp.config", "codeqa_lsp.secret_shapes"]]
     assert package_cycles(imports, node_of=str) == [
-        ["codeqa_lsp.config", "codeqa_lsp.secret_shapes"], ["codeqa_lsp.index.pg.dsn", "codeqa_lsp.index.store"]]
+        ["codeqa_lsp.config", "codeqa_lsp.secret_shapes"],
+        ["codeqa_lsp.index.pg.dsn", "codeqa_lsp.index.store"],
+    ]

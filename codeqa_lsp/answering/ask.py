@@ -87,13 +87,20 @@ class Answerer:
     @property
     def store(self) -> AnswerStore:
         if self._store is None:
-            self._store = AnswerStore(self.cache_dir, self.settings.answer_cache_bytes, self.settings.log_questions)
+            self._store = AnswerStore(
+                self.cache_dir, self.settings.answer_cache_bytes, self.settings.log_questions
+            )
         return self._store
 
     # -- ask -------------------------------------------------------------------------------
     def ask_stream(
-        self, question: str, filters: SearchFilters | None = None, use_cache: bool = True,
-        cancel: threading.Event | None = None, search_query: str | None = None, history: str = "",
+        self,
+        question: str,
+        filters: SearchFilters | None = None,
+        use_cache: bool = True,
+        cancel: threading.Event | None = None,
+        search_query: str | None = None,
+        history: str = "",
     ) -> Stream:
         """`search_query` and `history` come from a conversation (answering/conversation.py):
         what to retrieve with, and the earlier turns for the prompt."""
@@ -108,8 +115,11 @@ class Answerer:
         except Exception as exc:  # a broken index must produce a message, not a crash
             log.warning("search for a question failed", exc_info=True)
             reason = f"search failed ({type(exc).__name__}: {exc})"
-            yield Answer(text=f"Could not search this workspace: {reason}.", error=reason,
-                         latency_s=time.monotonic() - started)
+            yield Answer(
+                text=f"Could not search this workspace: {reason}.",
+                error=reason,
+                latency_s=time.monotonic() - started,
+            )
             return
         hits = relevant_chunks(response.hits)
         resolver = CitationResolver(self.source)
@@ -117,54 +127,93 @@ class Answerer:
             # No model call: a fluent wrong answer costs more trust than "I don't know".
             candidates = hits[:LOW_CONFIDENCE_CANDIDATES]
             answer = self._extractive_final(
-                low_confidence_answer(candidates, response.reason), candidates, resolver, started,
-                confident=False)
+                low_confidence_answer(candidates, response.reason),
+                candidates,
+                resolver,
+                started,
+                confident=False,
+            )
             self._log_question(question, hits, answer)
             yield answer.text
             yield answer
             return
-        prompt = build_ask_prompt(question, hits, self.settings.context_tokens, self.redactor, history=history)
+        prompt = build_ask_prompt(
+            question, hits, self.settings.context_tokens, self.redactor, history=history
+        )
         subject = f"{history}\n\n{question}" if history else question
-        for item in self._generate("ask", subject, prompt, resolver, started, use_cache,
-                                   lambda chunks, note: extractive_answer(query, chunks, note), cancel):
-            if isinstance(item, Answer):  # logged before it is handed over: consumers may stop there
+        for item in self._generate(
+            "ask",
+            subject,
+            prompt,
+            resolver,
+            started,
+            use_cache,
+            lambda chunks, note: extractive_answer(query, chunks, note),
+            cancel,
+        ):
+            if isinstance(
+                item, Answer
+            ):  # logged before it is handed over: consumers may stop there
                 self._log_question(question, hits, item)
             yield item
 
     # -- explain ---------------------------------------------------------------------------
     def explain_stream(
-        self, rel_path: str, line: int, text: str | None = None, use_cache: bool = True,
+        self,
+        rel_path: str,
+        line: int,
+        text: str | None = None,
+        use_cache: bool = True,
         cancel: threading.Event | None = None,
     ) -> Stream:
         started = time.monotonic()
         secret = _secret_rule(rel_path, text if text is not None else self._read(rel_path))
         if secret is not None:
             # The scanner keeps such files out of the index; explaining one must not leak it.
-            yield Answer(text=f"`{rel_path}` looks like it holds secrets ({secret}); it is never "
-                              "explained or sent anywhere.", latency_s=time.monotonic() - started)
+            yield Answer(
+                text=f"`{rel_path}` looks like it holds secrets ({secret}); it is never "
+                "explained or sent anywhere.",
+                latency_s=time.monotonic() - started,
+            )
             return
         skipped = self.source.skip_reason(rel_path)
         if skipped is not None:
             # What the scanner would not index (`.git/`, excluded folders, key files) is
             # never sent to a provider either, from disk or from an editor buffer.
-            yield Answer(text=f"`{rel_path}` is not part of the indexed workspace ({skipped}); "
-                              "it is not explained or sent anywhere.", latency_s=time.monotonic() - started)
+            yield Answer(
+                text=f"`{rel_path}` is not part of the indexed workspace ({skipped}); "
+                "it is not explained or sent anywhere.",
+                latency_s=time.monotonic() - started,
+            )
             return
         found = self._explain_context(rel_path, line, text)
         if found is None:
-            yield Answer(text=f"No function, method or class encloses line {line} of `{rel_path}`.",
-                         latency_s=time.monotonic() - started)
+            yield Answer(
+                text=f"No function, method or class encloses line {line} of `{rel_path}`.",
+                latency_s=time.monotonic() - started,
+            )
             return
         target, callees, resolver = found
         prompt = build_explain_prompt(target, callees, self.settings.context_tokens, self.redactor)
         yield from self._generate(
-            "explain", target.id, prompt, resolver, started, use_cache,
-            lambda chunks, note: extractive_explanation(chunks[0], chunks[1:], note), cancel)
+            "explain",
+            target.id,
+            prompt,
+            resolver,
+            started,
+            use_cache,
+            lambda chunks, note: extractive_explanation(chunks[0], chunks[1:], note),
+            cancel,
+        )
 
-    def cached_explanation(self, rel_path: str, line: int, text: str | None = None) -> Answer | None:
+    def cached_explanation(
+        self, rel_path: str, line: int, text: str | None = None
+    ) -> Answer | None:
         """The cached model explanation for the current code, if any. Never calls a model."""
         identity = provider_identity(self.settings)
-        found = self._explain_context(rel_path, line, text, with_callees=False) if identity else None
+        found = (
+            self._explain_context(rel_path, line, text, with_callees=False) if identity else None
+        )
         if found is None or identity is None:
             return None
         target, _, resolver = found
@@ -172,9 +221,13 @@ class Answerer:
         chunks = self._cached_chunks(entry, [target]) if entry is not None else None
         if entry is None or chunks is None:
             return None
-        return self._model_final(entry["text"], chunks, resolver, 0.0, *identity, _usage(entry), cached=True)
+        return self._model_final(
+            entry["text"], chunks, resolver, 0.0, *identity, _usage(entry), cached=True
+        )
 
-    def _cached_chunks(self, entry: dict[str, object], known: Sequence[Chunk]) -> list[Chunk] | None:
+    def _cached_chunks(
+        self, entry: dict[str, object], known: Sequence[Chunk]
+    ) -> list[Chunk] | None:
         """The chunks a cached answer's [n] refer to, in order; None if any no longer exists.
 
         A vanished chunk would shift the numbering under the cached text, so such an entry
@@ -197,15 +250,20 @@ class Answerer:
         if text is None:
             text = self._read(rel_path)
         try:
-            chunks = (self.source.chunk_text(rel_path, text) if text is not None
-                      else self.source.chunks(path=rel_path))
+            chunks = (
+                self.source.chunk_text(rel_path, text)
+                if text is not None
+                else self.source.chunks(path=rel_path)
+            )
         except Exception as exc:  # a chunker failure: nothing to explain, not a crash
             log.warning("explain: chunking %s failed: %s", rel_path, exc)
             return None
         target = enclosing_definition(chunks, line)
         if target is None:
             return None
-        resolver = CitationResolver(self.source, fresh={rel_path: text} if text is not None else None)
+        resolver = CitationResolver(
+            self.source, fresh={rel_path: text} if text is not None else None
+        )
         return target, (self._callees(target, chunks) if with_callees else []), resolver
 
     def _read(self, rel_path: str) -> str | None:
@@ -214,7 +272,9 @@ class Answerer:
 
     def _callees(self, target: Chunk, file_chunks: Sequence[Chunk]) -> list[Chunk]:
         """Indexed definitions of what `target` calls, resolved by scope (`callees.py`)."""
-        return callees(target, file_chunks, self.source.definitions, self.source.get_chunks, MAX_CALLEES)
+        return callees(
+            target, file_chunks, self.source.definitions, self.source.get_chunks, MAX_CALLEES
+        )
 
     # -- generation ------------------------------------------------------------------------
     def _get_provider(self) -> Provider | None:
@@ -237,29 +297,53 @@ class Answerer:
         try:
             provider = self._get_provider()
         except ProviderError as exc:
-            yield from self._fallback(str(exc), prompt, resolver, started, extractive, streamed=False)
+            yield from self._fallback(
+                str(exc), prompt, resolver, started, extractive, streamed=False
+            )
             return
         if provider is None:
-            note = (NO_MODEL_NOTE if self.settings.provider == "extractive"
-                    else REMOTE_FORBIDDEN_NOTE.format(provider=self.settings.provider))
-            answer = self._extractive_final(extractive(prompt.chunks, note), prompt.chunks, resolver, started)
+            note = (
+                NO_MODEL_NOTE
+                if self.settings.provider == "extractive"
+                else REMOTE_FORBIDDEN_NOTE.format(provider=self.settings.provider)
+            )
+            answer = self._extractive_final(
+                extractive(prompt.chunks, note), prompt.chunks, resolver, started
+            )
             yield answer.text
             yield answer
             return
-        key = cache_key(kind, subject, prompt.chunks[:1] if kind == "explain" else prompt.chunks,
-                        provider.name, provider.model)
+        key = cache_key(
+            kind,
+            subject,
+            prompt.chunks[:1] if kind == "explain" else prompt.chunks,
+            provider.name,
+            provider.model,
+        )
         entry = self.store.get(key) if use_cache else None
         cached_chunks = self._cached_chunks(entry, prompt.chunks) if entry is not None else None
         if entry is not None and cached_chunks is not None:
-            answer = self._model_final(entry["text"], cached_chunks, resolver, started, provider.name,
-                                       provider.model, _usage(entry), cached=True)
+            answer = self._model_final(
+                entry["text"],
+                cached_chunks,
+                resolver,
+                started,
+                provider.name,
+                provider.model,
+                _usage(entry),
+                cached=True,
+            )
             yield answer.text
             yield answer
             return
         log.debug(
             "sending %d chunks (%s), ~%d tokens, to %s model %s at %s",
-            len(prompt.chunks), ", ".join(f"{c.path}:{c.symbol}" for c in prompt.chunks),
-            prompt.tokens, provider.name, provider.model, provider.endpoint,
+            len(prompt.chunks),
+            ", ".join(f"{c.path}:{c.symbol}" for c in prompt.chunks),
+            prompt.tokens,
+            provider.name,
+            provider.model,
+            provider.endpoint,
         )
         pieces: list[str] = []
         usage: Usage | None = None
@@ -273,8 +357,13 @@ class Answerer:
                     pieces.append(item)
                     yield item
         except Cancelled:
-            yield Answer(text="Cancelled.", provider=provider.name, model=provider.model, error="cancelled",
-                         latency_s=time.monotonic() - started)
+            yield Answer(
+                text="Cancelled.",
+                provider=provider.name,
+                model=provider.model,
+                error="cancelled",
+                latency_s=time.monotonic() - started,
+            )
             return
         except ProviderError as exc:
             error = exc.reason
@@ -290,58 +379,109 @@ class Answerer:
             # A proxy may echo the key in its error message: it must not reach the user or a log.
             reason = self.redactor.redact(f"{provider.name} ({provider.model}): {error}")
             log.info("answer fell back to extractive: %s", reason)
-            yield from self._fallback(reason, prompt, resolver, started, extractive, streamed=bool(pieces))
+            yield from self._fallback(
+                reason, prompt, resolver, started, extractive, streamed=bool(pieces)
+            )
             return
-        answer = self._model_final(raw, prompt.chunks, resolver, started, provider.name, provider.model, usage)
-        self.store.put(key, {"text": raw, "chunk_ids": [c.id for c in prompt.chunks],
-                             "usage": [usage.input_tokens, usage.output_tokens] if usage else None})
+        answer = self._model_final(
+            raw, prompt.chunks, resolver, started, provider.name, provider.model, usage
+        )
+        self.store.put(
+            key,
+            {
+                "text": raw,
+                "chunk_ids": [c.id for c in prompt.chunks],
+                "usage": [usage.input_tokens, usage.output_tokens] if usage else None,
+            },
+        )
         yield answer
 
     def _fallback(
-        self, reason: str, prompt: Prompt, resolver: CitationResolver, started: float,
-        extractive: Callable[[list[Chunk], str], str], streamed: bool,
+        self,
+        reason: str,
+        prompt: Prompt,
+        resolver: CitationResolver,
+        started: float,
+        extractive: Callable[[list[Chunk], str], str],
+        streamed: bool,
     ) -> Stream:
         if streamed:
             yield INTERRUPTED.format(reason=reason)
         answer = self._extractive_final(
-            extractive(prompt.chunks, FALLBACK_NOTE.format(reason=reason)), prompt.chunks, resolver, started)
+            extractive(prompt.chunks, FALLBACK_NOTE.format(reason=reason)),
+            prompt.chunks,
+            resolver,
+            started,
+        )
         answer.error = reason
         yield answer.text
         yield answer
 
     # -- final answers ---------------------------------------------------------------------
     def _extractive_final(
-        self, text: str, chunks: Sequence[Chunk], resolver: CitationResolver, started: float,
+        self,
+        text: str,
+        chunks: Sequence[Chunk],
+        resolver: CitationResolver,
+        started: float,
         confident: bool = True,
     ) -> Answer:
         checked = verify(text, chunks, resolver, check_mentions=False)
         return Answer(
-            text=checked.text, citations=checked.citations, chunks=list(chunks), confident=confident,
-            provider="extractive", model=None, latency_s=time.monotonic() - started,
-            dropped_citations=checked.dropped, unverified_mentions=checked.unverified_mentions,
+            text=checked.text,
+            citations=checked.citations,
+            chunks=list(chunks),
+            confident=confident,
+            provider="extractive",
+            model=None,
+            latency_s=time.monotonic() - started,
+            dropped_citations=checked.dropped,
+            unverified_mentions=checked.unverified_mentions,
         )
 
     def _model_final(
-        self, raw: str, chunks: Sequence[Chunk], resolver: CitationResolver, started: float,
-        provider: str, model: str, usage: Usage | None, cached: bool = False,
+        self,
+        raw: str,
+        chunks: Sequence[Chunk],
+        resolver: CitationResolver,
+        started: float,
+        provider: str,
+        model: str,
+        usage: Usage | None,
+        cached: bool = False,
     ) -> Answer:
         checked = verify(sanitize_markdown(raw), chunks, resolver)
         text = checked.text if checked.citations else checked.text.rstrip() + UNCITED_NOTE
         return Answer(
-            text=text, citations=checked.citations, chunks=list(chunks), confident=True,
-            provider=provider, model=model, usage=usage, cached=cached,
+            text=text,
+            citations=checked.citations,
+            chunks=list(chunks),
+            confident=True,
+            provider=provider,
+            model=model,
+            usage=usage,
+            cached=cached,
             latency_s=time.monotonic() - started if started else 0.0,
-            dropped_citations=checked.dropped, unverified_mentions=checked.unverified_mentions,
+            dropped_citations=checked.dropped,
+            unverified_mentions=checked.unverified_mentions,
         )
 
     def _log_question(self, question: str, hits: Sequence[Chunk], answer: Answer) -> None:
-        self.store.log_question({
-            "question": question, "retrieved": [c.id for c in hits],
-            "retrieved_at": [f"{c.path}:{c.start_line}-{c.end_line}" for c in hits],
-            "provider": answer.provider, "model": answer.model, "confident": answer.confident,
-            "answer": answer.text, "citations": [f"{c.path}:{c.start_line}-{c.end_line}" for c in answer.citations],
-            "error": answer.error, "cached": answer.cached, "latency_s": round(answer.latency_s, 3),
-        })
+        self.store.log_question(
+            {
+                "question": question,
+                "retrieved": [c.id for c in hits],
+                "retrieved_at": [f"{c.path}:{c.start_line}-{c.end_line}" for c in hits],
+                "provider": answer.provider,
+                "model": answer.model,
+                "confident": answer.confident,
+                "answer": answer.text,
+                "citations": [f"{c.path}:{c.start_line}-{c.end_line}" for c in answer.citations],
+                "error": answer.error,
+                "cached": answer.cached,
+                "latency_s": round(answer.latency_s, 3),
+            }
+        )
 
     def close(self) -> None:
         if self._store is not None:

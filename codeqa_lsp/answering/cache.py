@@ -55,7 +55,8 @@ class AnswerStore:
             if self._cache is None and not self._broken:
                 try:
                     self._cache = diskcache.Cache(
-                        str(self.index_dir / "answers"), size_limit=self.size_limit,
+                        str(self.index_dir / "answers"),
+                        size_limit=self.size_limit,
                         eviction_policy="least-recently-used",
                     )
                 except Exception as exc:

@@ -17,15 +17,38 @@ from codeqa_lsp.index.callgraph import Definition, Resolver, imports_of, resolve
 
 # Languages without a reference query: calls read from the text, as bare names.
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_KEYWORDS = frozenset({
-    "if", "for", "while", "return", "switch", "catch", "with", "elif", "and", "or", "not",
-    "function", "def", "fn", "func", "new", "typeof", "sizeof", "assert", "lambda",
-})
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "for",
+        "while",
+        "return",
+        "switch",
+        "catch",
+        "with",
+        "elif",
+        "and",
+        "or",
+        "not",
+        "function",
+        "def",
+        "fn",
+        "func",
+        "new",
+        "typeof",
+        "sizeof",
+        "assert",
+        "lambda",
+    }
+)
 
 
 def callees(
-    target: Chunk, file_chunks: Sequence[Chunk], definitions: Callable[[str], list[Chunk]],
-    get_chunks: Callable[[list[str]], list[Chunk]], limit: int,
+    target: Chunk,
+    file_chunks: Sequence[Chunk],
+    definitions: Callable[[str], list[Chunk]],
+    get_chunks: Callable[[list[str]], list[Chunk]],
+    limit: int,
 ) -> list[Chunk]:
     """Up to `limit` chunks (part 0) of the definitions `target` calls, in call order.
     `definitions(name)` and `get_chunks(ids)` read the index."""
@@ -37,8 +60,11 @@ def callees(
             found = definitions(name)
         except Exception:  # a closed or rebuilding index: resolve within the file only
             return []
-        return [Definition.of(c) for c in found
-                if c.part == 0 and c.name == name and c.path != target.path]
+        return [
+            Definition.of(c)
+            for c in found
+            if c.part == 0 and c.name == name and c.path != target.path
+        ]
 
     resolver = Resolver(target.path, in_file, imports_of(file_chunks), by_name)
     if not has_references(target.language):
@@ -52,8 +78,11 @@ def callees(
         stored = {}
     out = []
     for definition in resolved:
-        chunk = stored.get(definition.id) or _indexed(definition, definitions) \
+        chunk = (
+            stored.get(definition.id)
+            or _indexed(definition, definitions)
             or fresh.get(definition.id)
+        )
         if chunk is not None:
             out.append(chunk)
     return out
@@ -66,5 +95,11 @@ def _indexed(definition: Definition, definitions: Callable[[str], list[Chunk]]) 
         found = definitions(definition.name)
     except Exception:
         return None
-    return next((c for c in found if c.path == definition.path and c.symbol == definition.symbol
-                 and c.part == 0), None)
+    return next(
+        (
+            c
+            for c in found
+            if c.path == definition.path and c.symbol == definition.symbol and c.part == 0
+        ),
+        None,
+    )

@@ -31,9 +31,14 @@ NOT_FOUND_NOTE = " *(not found in the provided code)*"
 _MAX_RANGE = 30  # `[1-400]` is not a citation range we expand
 
 _CODE = re.compile(r"(```[\s\S]*?(?:```|\Z)|~~~[\s\S]*?(?:~~~|\Z)|`[^`\n]+`)")
-_MARKER = re.compile(r"(?P<space>[ \t]*)(?<![\w)])\[(?P<body>\s*\d+(?:\s*[,;\-–]\s*\d+)*\s*)\](?!\()")
+_MARKER = re.compile(
+    r"(?P<space>[ \t]*)(?<![\w)])\[(?P<body>\s*\d+(?:\s*[,;\-–]\s*\d+)*\s*)\](?!\()"
+)
 _MENTION = re.compile(
-    r"(?<![\w/.\-])(?P<path>(?:[\w.\-]+/)*[\w.\-]+\.[A-Za-z0-9]+):(?P<start>\d+)(?:-(?P<end>\d+))?\b")
+    r"(?<![\w/.\-])(?P<path>(?:[\w.\-]+/)*[\w.\-]+\.[A-Za-z0-9]+):(?P<start>\d+)(?:-(?P<end>\d+))?\b"
+)
+
+
 @dataclass
 class VerifiedText:
     text: str
@@ -78,7 +83,11 @@ class CitationResolver:
                 # The scanner's rules: inside the root, regular file, size cap (a FIFO or a
                 # /dev/zero symlink swapped in for a cited file must not hang or blow up).
                 data = self.source.read_file(path)
-                self._files[path] = None if data is None else (decode_source(data), hashlib.sha256(data).hexdigest())
+                self._files[path] = (
+                    None
+                    if data is None
+                    else (decode_source(data), hashlib.sha256(data).hexdigest())
+                )
         return self._files[path]
 
     def resolve(self, number: int, chunk: Chunk) -> Citation | None:
@@ -169,15 +178,15 @@ def verify(
             if mention is None:
                 out.append(piece)
             else:
-                fixed = fix_mention(mention, "".join(pieces[index + 1:index + 2]))
-                out.append(piece + fixed[len(mention.group(0)):])
+                fixed = fix_mention(mention, "".join(pieces[index + 1 : index + 2]))
+                out.append(piece + fixed[len(mention.group(0)) :])
             continue
         # Links, images and HTML the model wrote were reduced to text by `sanitize_markdown`
         # before this point (a per-piece regex here once deleted prose after a code span).
         prose = _MARKER.sub(fix_marker, piece)
 
         def mention_in_prose(match: re.Match[str], source: str = prose) -> str:
-            return fix_mention(match, source[match.end():])
+            return fix_mention(match, source[match.end() :])
 
         out.append(_MENTION.sub(mention_in_prose, prose) if check_mentions else prose)
     result.text = "".join(out)

@@ -52,8 +52,12 @@ FOLLOW_UP_MAX_TERMS = 2
 # Symbols of the previous answer's citations added to a follow-up's search query.
 FOLLOW_UP_SYMBOLS = 3
 
-_FOLLOW_UP_START = re.compile(r"^\s*(and|but|so|also|then|what about|how about|why|same)\b", re.IGNORECASE)
-_PRONOUN = re.compile(r"\b(it|its|it's|this|that|these|those|they|them|their|there|he|she|one)\b", re.IGNORECASE)
+_FOLLOW_UP_START = re.compile(
+    r"^\s*(and|but|so|also|then|what about|how about|why|same)\b", re.IGNORECASE
+)
+_PRONOUN = re.compile(
+    r"\b(it|its|it's|this|that|these|those|they|them|their|there|he|she|one)\b", re.IGNORECASE
+)
 
 
 @dataclass
@@ -75,8 +79,14 @@ class Thread:
     turns: list[Turn] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "client": self.client, "created": self.created,
-                "updated": self.updated, "turns": len(self.turns)}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "client": self.client,
+            "created": self.created,
+            "updated": self.updated,
+            "turns": len(self.turns),
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {**self.summary(), "turns": [asdict(t) for t in self.turns]}
@@ -227,7 +237,9 @@ class ConversationStore:
             pass
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             # A damaged file must not stop questions being answered: start afresh, keep it.
-            log.warning("conversation history %s is unreadable (%s); starting a new one", self.path, exc)
+            log.warning(
+                "conversation history %s is unreadable (%s); starting a new one", self.path, exc
+            )
             with contextlib.suppress(OSError):
                 self.path.replace(self.path.with_suffix(".json.damaged"))
         self._threads = threads
@@ -240,7 +252,9 @@ class ConversationStore:
         payload = json.dumps({"version": 1, "threads": [t.to_json() for t in keep]})
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".conversations.", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(
+                dir=self.path.parent, prefix=".conversations.", suffix=".tmp"
+            )
         except OSError as exc:
             self._unsaved(exc)
             return
@@ -259,7 +273,9 @@ class ConversationStore:
     def _unsaved(self, exc: OSError) -> None:
         """A full or read-only disk must not fail the question being answered: the thread
         goes on in memory (the file on disk keeps its last good version) and we say so."""
-        log.warning("conversation history %s not saved (%s); kept in memory", self.path, exc.strerror or exc)
+        log.warning(
+            "conversation history %s not saved (%s); kept in memory", self.path, exc.strerror or exc
+        )
 
 
 def _title(question: str) -> str:
@@ -268,14 +284,32 @@ def _title(question: str) -> str:
 
 
 def record_turns(
-    stream: Iterator[str | Answer], store: ConversationStore, thread_id: str, question: str,
+    stream: Iterator[str | Answer],
+    store: ConversationStore,
+    thread_id: str,
+    question: str,
 ) -> Iterator[str | Answer]:
     """Pass an answer stream through and record the finished turn in the thread (a cancelled
     answer is not a turn)."""
     for item in stream:
         if isinstance(item, Answer) and item.error != "cancelled":
-            citations = [{"number": c.number, "path": c.path, "startLine": c.start_line,
-                          "endLine": c.end_line, "symbol": c.symbol} for c in item.citations]
-            store.add_turn(thread_id, Turn(question=question.strip(), answer=item.text, citations=citations,
-                                           provider=item.provider))
+            citations = [
+                {
+                    "number": c.number,
+                    "path": c.path,
+                    "startLine": c.start_line,
+                    "endLine": c.end_line,
+                    "symbol": c.symbol,
+                }
+                for c in item.citations
+            ]
+            store.add_turn(
+                thread_id,
+                Turn(
+                    question=question.strip(),
+                    answer=item.text,
+                    citations=citations,
+                    provider=item.provider,
+                ),
+            )
         yield item

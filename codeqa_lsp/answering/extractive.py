@@ -40,7 +40,9 @@ def first_sentence(doc: str) -> str:
     return sentence if len(sentence) <= 240 else sentence[:237] + "..."
 
 
-def matching_lines(chunk: Chunk, question: str, limit: int = MAX_MATCHING_LINES) -> list[tuple[int, str]]:
+def matching_lines(
+    chunk: Chunk, question: str, limit: int = MAX_MATCHING_LINES
+) -> list[tuple[int, str]]:
     """(line number, stripped line) of the chunk lines sharing the most terms with the question.
 
     The signature line is left out (it is shown anyway); ties go to the earlier line.
@@ -54,18 +56,27 @@ def matching_lines(chunk: Chunk, question: str, limit: int = MAX_MATCHING_LINES)
     for offset, line in enumerate(chunk.text.splitlines()):
         stripped = line.strip()
         words = stripped.strip("\"'#/*! \t")
-        if not stripped or (signature and stripped == signature) or (len(words) >= 12 and words in doc):
+        if (
+            not stripped
+            or (signature and stripped == signature)
+            or (len(words) >= 12 and words in doc)
+        ):
             continue
         overlap = len(terms.intersection(tokenize(stripped)))
         if overlap:
             scored.append((-overlap, offset, stripped))
     best = sorted(scored)[:limit]
-    return [(chunk.start_line + offset, text[:160]) for _, offset, text in sorted(best, key=lambda s: s[1])]
+    return [
+        (chunk.start_line + offset, text[:160])
+        for _, offset, text in sorted(best, key=lambda s: s[1])
+    ]
 
 
 def describe_chunk(number: int, chunk: Chunk, question: str = "") -> str:
     """One cited item: symbol, location, doc sentence, signature, matching lines."""
-    lines = [f"**[{number}]** `{chunk.symbol}` ({chunk.kind}) — `{chunk.path}:{chunk.start_line}-{chunk.end_line}`"]
+    lines = [
+        f"**[{number}]** `{chunk.symbol}` ({chunk.kind}) — `{chunk.path}:{chunk.start_line}-{chunk.end_line}`"
+    ]
     if chunk.doc.strip():
         lines.append(f"> {first_sentence(chunk.doc)}")
     headline = " ".join(chunk.signature.split()) or _first_code_line(chunk.text)
@@ -73,7 +84,11 @@ def describe_chunk(number: int, chunk: Chunk, question: str = "") -> str:
         lines.append(f"```{chunk.language}\n{headline}\n```")
     matched = matching_lines(chunk, question) if question else []
     if matched:
-        lines.append("Matching lines: " + "; ".join(f"L{n} `{text.replace('`', '')}`" for n, text in matched) + f" [{number}]")
+        lines.append(
+            "Matching lines: "
+            + "; ".join(f"L{n} `{text.replace('`', '')}`" for n, text in matched)
+            + f" [{number}]"
+        )
     return "\n".join(lines)
 
 
@@ -97,7 +112,8 @@ def extractive_explanation(target: Chunk, callees: Sequence[Chunk], note: str) -
     parts = [note, describe_chunk(1, target)]
     if callees:
         calls = ", ".join(
-            f"`{c.symbol}` (`{c.path}:{c.start_line}`) [{n}]" for n, c in enumerate(callees, 2))
+            f"`{c.symbol}` (`{c.path}:{c.start_line}`) [{n}]" for n, c in enumerate(callees, 2)
+        )
         parts.append(f"It calls: {calls}.")
     return "\n\n".join(parts)
 
@@ -109,6 +125,8 @@ def low_confidence_answer(candidates: Sequence[Chunk], reason: str) -> str:
         text += f" ({reason})"
     if candidates:
         nearest = "\n".join(
-            f"- [{n}] `{c.symbol}` — `{c.path}:{c.start_line}-{c.end_line}`" for n, c in enumerate(candidates, 1))
+            f"- [{n}] `{c.symbol}` — `{c.path}:{c.start_line}-{c.end_line}`"
+            for n, c in enumerate(candidates, 1)
+        )
         text += f"\n\nNearest candidates, in case one is what you meant:\n{nearest}"
     return text

@@ -124,15 +124,21 @@ def _redacted(chunk: Chunk, redactor: Redactor) -> Chunk:
 
 
 def build_ask_prompt(
-    question: str, chunks: Sequence[Chunk], budget: int, redactor: Redactor, history: str = "",
+    question: str,
+    chunks: Sequence[Chunk],
+    budget: int,
+    redactor: Redactor,
+    history: str = "",
 ) -> Prompt:
     """`history`: earlier turns of the conversation (already within its own budget), placed
     before the code so the question still comes last, right after the code it is about."""
     question = redactor.redact(question.strip())
     history = redactor.redact(history.strip())
     earlier = (
-        f"Earlier in this conversation (for what \"it\", \"that\" etc. refer to; cite only the "
-        f"excerpts below):\n\n{history}\n\n" if history else ""
+        f'Earlier in this conversation (for what "it", "that" etc. refer to; cite only the '
+        f"excerpts below):\n\n{history}\n\n"
+        if history
+        else ""
     )
     room = max(1, budget - _FRAME_TOKENS - estimate_tokens(question) - estimate_tokens(earlier))
     kept, context = _context(chunks, room, redactor)
@@ -144,7 +150,9 @@ def build_ask_prompt(
     return Prompt(ASK_SYSTEM_PROMPT, user, kept, estimate_tokens(ASK_SYSTEM_PROMPT + user))
 
 
-def build_explain_prompt(target: Chunk, callees: Sequence[Chunk], budget: int, redactor: Redactor) -> Prompt:
+def build_explain_prompt(
+    target: Chunk, callees: Sequence[Chunk], budget: int, redactor: Redactor
+) -> Prompt:
     room = max(1, budget - _FRAME_TOKENS)
     kept, context = _context([target, *callees], room, redactor)
     user = (

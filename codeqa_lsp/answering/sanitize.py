@@ -95,7 +95,9 @@ def _block(node: SyntaxTreeNode, tight: bool) -> str:
     if kind in ("bullet_list", "ordered_list"):
         return _list(node)
     if kind in ("fence", "code_block"):
-        return _fence(node.content, _INFO.sub("", node.info.split()[0]) if node.info.strip() else "")
+        return _fence(
+            node.content, _INFO.sub("", node.info.split()[0]) if node.info.strip() else ""
+        )
     if kind == "html_block":
         return _escape_text(node.content.rstrip("\n"))
     if kind == "hr":
@@ -114,7 +116,11 @@ def _list(node: SyntaxTreeNode) -> str:
         body = _blocks(item.children, tight) or ""
         indent = " " * len(marker)
         lines = body.split("\n")
-        items.append(marker + lines[0] + "".join("\n" + (indent + line if line else "") for line in lines[1:]))
+        items.append(
+            marker
+            + lines[0]
+            + "".join("\n" + (indent + line if line else "") for line in lines[1:])
+        )
     return ("\n" if tight else "\n\n").join(items)
 
 
@@ -167,7 +173,11 @@ def _inline(node: SyntaxTreeNode) -> str:
         return _escape_text("".join(_plain(c) for c in node.children))
     if kind == "html_inline":
         return _escape_text(node.content)
-    return "".join(_inline(c) for c in node.children) if node.children else _escape_text(node.content or "")
+    return (
+        "".join(_inline(c) for c in node.children)
+        if node.children
+        else _escape_text(node.content or "")
+    )
 
 
 def _plain(node: SyntaxTreeNode) -> str:
@@ -181,7 +191,7 @@ def _escape_text(text: str) -> str:
     out: list[str] = []
     position = 0
     for match in _MARKER.finditer(text):
-        out.append(_escape_plain(text[position:match.start()]))
+        out.append(_escape_plain(text[position : match.start()]))
         out.append(match.group(0))
         position = match.end()
     out.append(_escape_plain(text[position:]))
@@ -197,7 +207,7 @@ def _escape_plain(text: str) -> str:
             0 < index < len(text) - 1 and text[index - 1].isalnum() and text[index + 1].isalnum()
         ):
             chars.append("\\_")
-        elif char == "!" and text[index + 1:index + 2] == "[":
+        elif char == "!" and text[index + 1 : index + 2] == "[":
             chars.append("\\!")
         else:
             chars.append(char)

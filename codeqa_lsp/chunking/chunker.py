@@ -87,7 +87,9 @@ def chunk_source(
             return _sorted(structure_chunks(path, lines, lang, budget))
         return _sorted(_code_chunks(path, lines, lang, budget))
     except Exception:  # a chunker bug must cost one file's structure, never the index
-        logger.warning("chunking %s as %s failed; using structure chunks", path, lang, exc_info=True)
+        logger.warning(
+            "chunking %s as %s failed; using structure chunks", path, lang, exc_info=True
+        )
     try:
         if lines is None:
             lines = Lines.of(text.encode("utf-8", "replace"))
@@ -101,7 +103,9 @@ def _sorted(chunks: list[Chunk]) -> list[Chunk]:
     """Chunks in file order, ids unique: an identical definition under the same name (the
     same fallback written in two branches) is kept once, at its first place, since the
     index keys chunks by id."""
-    ordered = sorted(chunks, key=lambda c: (c.start_line, c.start_byte, -c.end_byte, c.symbol, c.part))
+    ordered = sorted(
+        chunks, key=lambda c: (c.start_line, c.start_byte, -c.end_byte, c.symbol, c.part)
+    )
     seen: set[str] = set()
     unique = []
     for chunk in ordered:
@@ -121,7 +125,9 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     for definition in defs:  # once each: a class skeleton reuses its members' signatures
         if definition.body is None:  # most queries capture `@body`; the others look it up
             definition.body = _find_body(definition.node)
-        definition.signature = _signature(lines.data, _header_node(definition.node), definition.body)
+        definition.signature = _signature(
+            lines.data, _header_node(definition.node), definition.body
+        )
     refs = FileReferences(gram.language, language, tree.root_node, lines.data)
     chunks: list[Chunk] = []
     for definition in defs:
@@ -130,8 +136,10 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     module = _module_chunks(path, language, lines, defs, budget)
     spans = sorted((d.start_byte, d.end_byte) for d in defs)  # module code is outside them
     stub = is_stub_path(path)
-    chunks.extend(replace(c, refs=refs.inside(c.start_byte, c.end_byte, spans), declaration=stub)
-                  for c in module)
+    chunks.extend(
+        replace(c, refs=refs.inside(c.start_byte, c.end_byte, spans), declaration=stub)
+        for c in module
+    )
     return chunks
 
 
@@ -155,8 +163,15 @@ def _own_chunk(definition: Definition) -> bool:
 class _Builder:
     """Chunks for one definition: whole, skeleton, or split into parts."""
 
-    def __init__(self, path: str, language: str, lines: Lines, definition: Definition, budget: int,
-                 refs: FileReferences):
+    def __init__(
+        self,
+        path: str,
+        language: str,
+        lines: Lines,
+        definition: Definition,
+        budget: int,
+        refs: FileReferences,
+    ):
         self.path, self.language, self.lines = path, language, lines
         self.definition, self.budget = definition, budget
         self.body = definition.body
@@ -165,7 +180,9 @@ class _Builder:
         self.refs = refs
         self.declaration = is_declaration(path, language, definition, lines.data)
         # Nested chunks own their references (a class skeleton owns none of its methods').
-        self.holes = sorted((c.start_byte, c.end_byte) for c in definition.children if _own_chunk(c))
+        self.holes = sorted(
+            (c.start_byte, c.end_byte) for c in definition.children if _own_chunk(c)
+        )
 
     def build(self) -> list[Chunk]:
         d = self.definition
@@ -175,8 +192,13 @@ class _Builder:
             if byte_tokens(d.end_byte - d.start_byte) <= self.budget:
                 text = data[d.start_byte : d.end_byte].decode("utf-8", "replace")
                 return [self._chunk(d.start_byte, d.end_byte, d.start_row, d.end_row, text)]
-            elements = line_elements(self.lines, d.start_byte, d.end_byte, self.budget,
-                                     _statement_rows(self.body, self.budget))
+            elements = line_elements(
+                self.lines,
+                d.start_byte,
+                d.end_byte,
+                self.budget,
+                _statement_rows(self.body, self.budget),
+            )
             return self._parts(elements, None)
         # A skeleton. Coarse first (one element per gap between members): the common small
         # class never pays for per-line elements; only an oversized one is re-cut by line.
@@ -190,8 +212,10 @@ class _Builder:
 
     def _texts(self, elements: list[Element], overrides: dict[int, str]) -> list[str]:
         data = self.lines.data
-        return [overrides.get(i) or data[e.start : e.end].decode("utf-8", "replace")
-                for i, e in enumerate(elements)]
+        return [
+            overrides.get(i) or data[e.start : e.end].decode("utf-8", "replace")
+            for i, e in enumerate(elements)
+        ]
 
     def _parts(self, elements: list[Element], texts: list[str] | None) -> list[Chunk]:
         """Split into parts; `texts` are the elements' rewritten texts (skeletons), else the
@@ -206,8 +230,17 @@ class _Builder:
                 text = "".join(texts[first : last + 1]).rstrip("\n")
             else:
                 text = data[start:stop].decode("utf-8", "replace").rstrip("\n")
-            chunks.append(self._chunk(start, stop, elements[first].start_row,
-                                      elements[last].end_row, text, part=index, parts=len(parts)))
+            chunks.append(
+                self._chunk(
+                    start,
+                    stop,
+                    elements[first].start_row,
+                    elements[last].end_row,
+                    text,
+                    part=index,
+                    parts=len(parts),
+                )
+            )
         return chunks
 
     def _can_elide(self, members: list[Definition]) -> bool:
@@ -252,14 +285,32 @@ class _Builder:
         rows = self.lines.row_of(start), self.lines.row_of(end - 1)
         return [Element(start, end, rows[0], rows[1], 0)]
 
-    def _chunk(self, start: int, end: int, start_row: int, end_row: int, text: str,
-               part: int = 0, parts: int = 1) -> Chunk:
+    def _chunk(
+        self,
+        start: int,
+        end: int,
+        start_row: int,
+        end_row: int,
+        text: str,
+        part: int = 0,
+        parts: int = 1,
+    ) -> Chunk:
         d = self.definition
         return Chunk(
-            path=self.path, symbol=d.symbol, kind=d.kind,  # type: ignore[arg-type]
-            language=self.language, start_line=start_row + 1, end_line=max(start_row, end_row) + 1,
-            start_byte=start, end_byte=end, text=text, signature=self.signature,
-            doc=self.doc, part=part, parts=parts, declaration=self.declaration,
+            path=self.path,
+            symbol=d.symbol,
+            kind=d.kind,  # type: ignore[arg-type]
+            language=self.language,
+            start_line=start_row + 1,
+            end_line=max(start_row, end_row) + 1,
+            start_byte=start,
+            end_byte=end,
+            text=text,
+            signature=self.signature,
+            doc=self.doc,
+            part=part,
+            parts=parts,
+            declaration=self.declaration,
             refs=self.refs.inside(start, end, self.holes),
         )
 
@@ -279,9 +330,13 @@ def _find_body(node: Node) -> Node | None:
                 if child is not None:
                     following.append(child)
             if current.type in ("expression_statement", "arguments", "call_expression"):
-                following.extend(c for c in current.named_children if "function" in c.type
-                                 or c.type in ("assignment_expression", "call_expression",
-                                               "arguments", "arrow_function"))
+                following.extend(
+                    c
+                    for c in current.named_children
+                    if "function" in c.type
+                    or c.type
+                    in ("assignment_expression", "call_expression", "arguments", "arrow_function")
+                )
         frontier = following
         if not frontier:
             break
@@ -384,8 +439,9 @@ def _statement_rows(body: Node | None, budget: int) -> dict[int, int]:
     return rows
 
 
-def _module_chunks(path: str, language: str, lines: Lines, defs: list[Definition],
-                   budget: int) -> list[Chunk]:
+def _module_chunks(
+    path: str, language: str, lines: Lines, defs: list[Definition], budget: int
+) -> list[Chunk]:
     """Every line outside the definitions, packed into `module` chunks.
 
     Runs of uncovered lines further apart than MODULE_GAP_ROWS start a new group; a group
@@ -414,12 +470,27 @@ def _module_chunks(path: str, language: str, lines: Lines, defs: list[Definition
             text = "".join(
                 data[e.start : e.end].decode("utf-8", "replace") for e in elements[first : last + 1]
             )
-            pieces.append((elements[first].start, elements[last].end, elements[first].start_row,
-                           elements[last].end_row, text))
+            pieces.append(
+                (
+                    elements[first].start,
+                    elements[last].end,
+                    elements[first].start_row,
+                    elements[last].end_row,
+                    text,
+                )
+            )
     chunks = [
-        Chunk(path=path, symbol=MODULE_SYMBOL, kind="module", language=language,
-              start_line=start_row + 1, end_line=end_row + 1, start_byte=start, end_byte=end,
-              text=text.rstrip("\n"))
+        Chunk(
+            path=path,
+            symbol=MODULE_SYMBOL,
+            kind="module",
+            language=language,
+            start_line=start_row + 1,
+            end_line=end_row + 1,
+            start_byte=start,
+            end_byte=end,
+            text=text.rstrip("\n"),
+        )
         for start, end, start_row, end_row, text in pieces
     ]
     return numbered(chunks)
@@ -442,6 +513,8 @@ def _uncovered_runs(lines: Lines, defs: list[Definition]) -> list[tuple[int, int
                 first_byte = begin + segment.index(body[:1])
                 last_byte = begin + len(segment.rstrip()) - 1
                 first_row, last_row = lines.row_of(first_byte), lines.row_of(last_byte)
-                runs.append((lines.row_start(first_row), lines.row_end(last_row), first_row, last_row))
+                runs.append(
+                    (lines.row_start(first_row), lines.row_end(last_row), first_row, last_row)
+                )
         row = max(row, end + 1)
     return runs

@@ -23,9 +23,13 @@ _PY_DECLARING_DECORATOR = re.compile(
 )
 # Nodes that are a signature without a body (TypeScript overloads, interface members,
 # abstract and ambient declarations).
-_SIGNATURE_TYPES = frozenset({
-    "function_signature", "method_signature", "abstract_method_signature",
-})
+_SIGNATURE_TYPES = frozenset(
+    {
+        "function_signature",
+        "method_signature",
+        "abstract_method_signature",
+    }
+)
 # Interfaces declare members that classes implement; they hold no behaviour. Their doc
 # comments describe every member in the words users ask with, so they won questions about
 # behaviour: rxjs's `GlobalConfig`, `Observer`, `ShareConfig`... interfaces were in the top 5
@@ -57,8 +61,9 @@ def is_declaration(path: str, language: str, definition: Definition, data: bytes
     if language == "python":
         # `@overload` signatures merge with their implementation into one definition: it
         # declares only if every piece does.
-        first = _PY_DECLARING_DECORATOR.search(data, definition.start_byte, node.start_byte) \
-            is not None or _trivial_python_body(definition.body, data)
+        first = _PY_DECLARING_DECORATOR.search(
+            data, definition.start_byte, node.start_byte
+        ) is not None or _trivial_python_body(definition.body, data)
         return first and all(_python_declares(member, data) for member in definition.members)
     # Java/C#: abstract and interface methods have no body.
     return node.type == "method_declaration" and node.child_by_field_name("body") is None
@@ -74,8 +79,11 @@ def _is_interface(node: Node) -> bool:
 
 def _python_declares(node: Node, data: bytes) -> bool:
     holder = node.parent
-    start = holder.start_byte if holder is not None and holder.type == "decorated_definition" \
+    start = (
+        holder.start_byte
+        if holder is not None and holder.type == "decorated_definition"
         else node.start_byte
+    )
     if _PY_DECLARING_DECORATOR.search(data, start, node.start_byte):
         return True
     return _trivial_python_body(node.child_by_field_name("body"), data)

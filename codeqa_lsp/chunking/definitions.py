@@ -26,18 +26,35 @@ from codeqa_lsp.chunking.languages import Grammar
 
 # Parents that wrap a definition without adding meaning of their own: the chunk starts at
 # the wrapper so `export`, decorators and `template <...>` stay with the code.
-_WRAPPERS = frozenset({
-    "decorated_definition", "export_statement", "template_declaration", "ambient_declaration",
-    "lexical_declaration", "variable_declaration", "type_declaration",
-})
+_WRAPPERS = frozenset(
+    {
+        "decorated_definition",
+        "export_statement",
+        "template_declaration",
+        "ambient_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+        "type_declaration",
+    }
+)
 # Wrappers that may hold several definitions: only widened to when holding just one.
 _SHARED_WRAPPERS = frozenset({"lexical_declaration", "variable_declaration", "type_declaration"})
 # Preceding siblings that document or annotate a definition.
-_ATTACHED = frozenset({"decorator", "attribute_item", "attribute", "annotation", "marker_annotation"})
-_DECLARATOR_LEAVES = frozenset({
-    "identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name",
-    "type_identifier", "template_function", "operator_cast",
-})
+_ATTACHED = frozenset(
+    {"decorator", "attribute_item", "attribute", "annotation", "marker_annotation"}
+)
+_DECLARATOR_LEAVES = frozenset(
+    {
+        "identifier",
+        "field_identifier",
+        "qualified_identifier",
+        "destructor_name",
+        "operator_name",
+        "type_identifier",
+        "template_function",
+        "operator_cast",
+    }
+)
 _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _ANGLE_ARGS = re.compile(r"<[^<>]*>")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|#[^\n]*", re.S)
@@ -110,15 +127,21 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
     if node is None or kind is None:
         return None
     plain = captures.get("name")
-    if plain is not None and len(captures) <= 3 and "receiver" not in captures \
-            and "owner" not in captures and "declarator" not in captures:
+    if (
+        plain is not None
+        and len(captures) <= 3
+        and "receiver" not in captures
+        and "owner" not in captures
+        and "declarator" not in captures
+    ):
         # The common case (`@name`, maybe `@body`): slicing the source beats `Node.text`.
         name_node = plain[0]
         raw = data[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
         if raw.isidentifier() and kind in ("function", "class") and node.type not in _OWNED:
             body = captures.get("body")
-            return Definition(node=node, kind=kind, name=raw, absolute=False,
-                              body=body[0] if body else None)
+            return Definition(
+                node=node, kind=kind, name=raw, absolute=False, body=body[0] if body else None
+            )
     if "path" in captures:
         name, absolute = _assigned_name(captures["path"][0]), True
     elif "receiver" in captures:
@@ -145,8 +168,9 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
     if not name:
         return None
     body = captures.get("body")
-    return Definition(node=node, kind=kind, name=name, absolute=absolute,
-                      body=body[0] if body else None)
+    return Definition(
+        node=node, kind=kind, name=name, absolute=absolute, body=body[0] if body else None
+    )
 
 
 def _clean_name(raw: str) -> str:
@@ -290,7 +314,11 @@ def _widen(definition: Definition, siblings: _Siblings) -> None:
     holder, holder_parent = outer, parent
     sibling = siblings.previous(holder, holder_parent)
     # First statement of a body (Ruby's `body_statement`): its comments precede the body.
-    while sibling is None and holder_parent is not None and holder_parent.start_byte == holder.start_byte:
+    while (
+        sibling is None
+        and holder_parent is not None
+        and holder_parent.start_byte == holder.start_byte
+    ):
         grandparent = holder_parent.parent
         if grandparent is None:
             break
@@ -342,7 +370,8 @@ def _nest(defs: list[Definition]) -> None:
     for definition in defs:
         node = definition.node
         while stack and not (
-            stack[-1].node.start_byte <= node.start_byte and node.end_byte <= stack[-1].node.end_byte
+            stack[-1].node.start_byte <= node.start_byte
+            and node.end_byte <= stack[-1].node.end_byte
         ):
             stack.pop()
         parent = stack[-1] if stack else None
@@ -358,7 +387,9 @@ def _nest(defs: list[Definition]) -> None:
             definition.symbol = f"{parent.symbol}.{name}"
         if definition.kind == "function" and (
             (parent is not None and parent.kind in ("class", "impl"))
-            or (definition.absolute and "." in name and not name.startswith(("exports.", "module.")))
+            or (
+                definition.absolute and "." in name and not name.startswith(("exports.", "module."))
+            )
         ):
             definition.kind = "method"
         stack.append(definition)

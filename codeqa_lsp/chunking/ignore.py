@@ -36,20 +36,77 @@ from codeqa_lsp.config import Settings
 logger = logging.getLogger(__name__)
 
 IGNORE_FILES = (".gitignore", ".codeqaignore")
-DEFAULT_EXCLUDED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".bzr", "node_modules", "bower_components", "jspm_packages",
-    "__pycache__", ".venv", "venv", ".virtualenv", "virtualenv", ".tox", ".nox", ".eggs",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".ipynb_checkpoints",
-    "site-packages", "dist", "build", "target", ".next", ".nuxt", ".svelte-kit",
-    ".gradle", ".idea", ".vscode-test", ".cache", "coverage", "htmlcov", ".terraform",
-    "vendor", "third_party_vendored", ".codeqa", ".yarn", ".pnpm-store",
-})
+DEFAULT_EXCLUDED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "node_modules",
+        "bower_components",
+        "jspm_packages",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".virtualenv",
+        "virtualenv",
+        ".tox",
+        ".nox",
+        ".eggs",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".ipynb_checkpoints",
+        "site-packages",
+        "dist",
+        "build",
+        "target",
+        ".next",
+        ".nuxt",
+        ".svelte-kit",
+        ".gradle",
+        ".idea",
+        ".vscode-test",
+        ".cache",
+        "coverage",
+        "htmlcov",
+        ".terraform",
+        "vendor",
+        "third_party_vendored",
+        ".codeqa",
+        ".yarn",
+        ".pnpm-store",
+    }
+)
 DEFAULT_EXCLUDED_FILES: tuple[str, ...] = (
-    "*.min.js", "*.min.css", "*.min.mjs", "*.bundle.js", "*-bundle.js", "*.map",
-    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "pipfile.lock",
-    "cargo.lock", "gemfile.lock", "composer.lock", "go.sum", "uv.lock", "pdm.lock",
-    "*.lock", "*_pb2.py", "*_pb2_grpc.py", "*.pb.go", "*.pb.cc", "*.pb.h", "*.g.dart",
-    "*.generated.*", "*.designer.cs", "*.d.ts.map",
+    "*.min.js",
+    "*.min.css",
+    "*.min.mjs",
+    "*.bundle.js",
+    "*-bundle.js",
+    "*.map",
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "poetry.lock",
+    "pipfile.lock",
+    "cargo.lock",
+    "gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "uv.lock",
+    "pdm.lock",
+    "*.lock",
+    "*_pb2.py",
+    "*_pb2_grpc.py",
+    "*.pb.go",
+    "*.pb.cc",
+    "*.pb.h",
+    "*.g.dart",
+    "*.generated.*",
+    "*.designer.cs",
+    "*.d.ts.map",
 )
 _DEFAULT_FILE_RE = re.compile("|".join(fnmatch.translate(g) for g in DEFAULT_EXCLUDED_FILES))
 
@@ -103,7 +160,9 @@ class WorkspaceFilter:
             prefix = "/".join(parts[:depth])
             known = self._dir_verdicts.get(prefix, False)
             if known is False:
-                known = reason if reason is not None else self._own_dir_reason(prefix, parts[depth - 1])
+                known = (
+                    reason if reason is not None else self._own_dir_reason(prefix, parts[depth - 1])
+                )
                 with self._lock:
                     self._dir_verdicts[prefix] = known
             reason = known  # type: ignore[assignment]

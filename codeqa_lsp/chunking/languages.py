@@ -26,37 +26,92 @@ from tree_sitter import Language, Parser, Query
 # Extension → language. `.h` goes to C++: the C++ grammar parses C headers well, while the C
 # grammar chokes on C++ headers.
 _EXTENSIONS: dict[str, str] = {
-    ".py": "python", ".pyi": "python", ".pyw": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
     ".tsx": "tsx",
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
     ".c": "c",
-    ".h": "cpp", ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp",
-    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".ipp": "cpp",
-    ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby",
+    ".h": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".ipp": "cpp",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
     ".cs": "csharp",
     ".php": "php",
-    ".sh": "bash", ".bash": "bash", ".zsh": "bash",
-    ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".zsh": "bash",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
     ".rst": "rst",
-    ".txt": "text", ".adoc": "text",
+    ".txt": "text",
+    ".adoc": "text",
     # Source without a bundled grammar: indexed with structure chunks.
-    ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala", ".lua": "lua",
-    ".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hs": "haskell", ".ml": "ocaml",
-    ".clj": "clojure", ".dart": "dart", ".r": "r", ".jl": "julia", ".pl": "perl",
-    ".pm": "perl", ".sql": "sql", ".proto": "protobuf", ".graphql": "graphql",
-    ".vue": "vue", ".svelte": "svelte", ".html": "html", ".css": "css", ".scss": "css",
-    ".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".ini": "ini", ".cfg": "ini",
-    ".gradle": "groovy", ".groovy": "groovy", ".tf": "hcl", ".ps1": "powershell",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".lua": "lua",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".erl": "erlang",
+    ".hs": "haskell",
+    ".ml": "ocaml",
+    ".clj": "clojure",
+    ".dart": "dart",
+    ".r": "r",
+    ".jl": "julia",
+    ".pl": "perl",
+    ".pm": "perl",
+    ".sql": "sql",
+    ".proto": "protobuf",
+    ".graphql": "graphql",
+    ".vue": "vue",
+    ".svelte": "svelte",
+    ".html": "html",
+    ".css": "css",
+    ".scss": "css",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".ini": "ini",
+    ".cfg": "ini",
+    ".gradle": "groovy",
+    ".groovy": "groovy",
+    ".tf": "hcl",
+    ".ps1": "powershell",
 }
 
 _FILENAMES: dict[str, str] = {
-    "makefile": "make", "gnumakefile": "make", "dockerfile": "dockerfile",
-    "rakefile": "ruby", "gemfile": "ruby", "readme": "text", "license": "text",
-    "changelog": "text", "authors": "text", "contributing": "text", "cmakelists.txt": "text",
+    "makefile": "make",
+    "gnumakefile": "make",
+    "dockerfile": "dockerfile",
+    "rakefile": "ruby",
+    "gemfile": "ruby",
+    "readme": "text",
+    "license": "text",
+    "changelog": "text",
+    "authors": "text",
+    "contributing": "text",
+    "cmakelists.txt": "text",
 }
 
 # Language → (grammar module, function returning the language pointer, query file stem).
@@ -109,8 +164,10 @@ class Grammar:
 
 @cache
 def _query_source(stem: str) -> str:
-    source = resources.files("codeqa_lsp.chunking").joinpath("queries", f"{stem}.scm").read_text(
-        encoding="utf-8"
+    source = (
+        resources.files("codeqa_lsp.chunking")
+        .joinpath("queries", f"{stem}.scm")
+        .read_text(encoding="utf-8")
     )
     first = source.split("\n", 1)[0]
     if first.startswith("; inherits:"):
@@ -142,8 +199,12 @@ def grammar(language: str) -> Grammar | None:
             lang = Language(getattr(importlib.import_module(module_name), func)())
             built = Grammar(language, lang, Query(lang, _query_source(stem)))
         except Exception as exc:  # a missing wheel or a bad query: structure chunks instead
-            logger.warning("no tree-sitter grammar for %s (%s: %s); using structure chunks",
-                           language, type(exc).__name__, exc)
+            logger.warning(
+                "no tree-sitter grammar for %s (%s: %s); using structure chunks",
+                language,
+                type(exc).__name__,
+                exc,
+            )
             _grammars_missing.add(language)
             return None
         _grammars[language] = built

@@ -52,12 +52,17 @@ _JS_START = re.compile(
 )
 _OTHER_START = re.compile(
     (
-        r"[ \t]*" + _MODIFIERS
+        r"[ \t]*"
+        + _MODIFIERS
         + r"(?:def|fn|func|function|class|struct|impl|interface|trait|enum|module|namespace)\b"
     ).encode()
 )
-_STARTS = {"python": _PYTHON_START, "javascript": _JS_START, "typescript": _JS_START,
-           "tsx": _JS_START}
+_STARTS = {
+    "python": _PYTHON_START,
+    "javascript": _JS_START,
+    "typescript": _JS_START,
+    "tsx": _JS_START,
+}
 # Lines that belong with the definition below them (decorators, doc comments).
 _ATTACHED_LINE = re.compile(rb"[ \t]*(?:@|#|//|/\*|\*)")
 
@@ -91,12 +96,13 @@ def recover_definitions(
             start, end = lines.row_start(start_row), lines.row_end(last_row)
             budget -= end - start
             reparses += 1
-            parser.included_ranges = [
-                Range((start_row, 0), (last_row + 1, 0), start, end)
-            ]
+            parser.included_ranges = [Range((start_row, 0), (last_row + 1, 0), start, end)]
             tree = parser.parse(lines.data)
-            found = [d for d in find_definitions(gram, tree.root_node, lines.data, path)
-                     if d.node.start_byte >= start]
+            found = [
+                d
+                for d in find_definitions(gram, tree.root_node, lines.data, path)
+                if d.node.start_byte >= start
+            ]
             # The re-parse saw this text without the broken code above it: its view of the
             # range supersedes what the first parse (or an earlier re-parse) made of it.
             defs = _without(defs, start, end)
@@ -128,8 +134,9 @@ def _damaged_regions(root: Node) -> list[tuple[int, int]]:
     return regions
 
 
-def _next_candidate(lines: Lines, pattern: re.Pattern[bytes], row: int, last_row: int,
-                    known_rows: set[int]) -> int | None:
+def _next_candidate(
+    lines: Lines, pattern: re.Pattern[bytes], row: int, last_row: int, known_rows: set[int]
+) -> int | None:
     data = lines.data
     while row <= last_row:
         if row not in known_rows and pattern.match(data, lines.row_start(row), lines.row_end(row)):
@@ -142,8 +149,10 @@ def _attached_start(lines: Lines, row: int, floor: int) -> int:
     """Include the decorators and comments right above a candidate row in its re-parse."""
     data = lines.data
     start = row
-    while start - 1 >= floor and row - start < 20 and _ATTACHED_LINE.match(
-        data, lines.row_start(start - 1), lines.row_end(start - 1)
+    while (
+        start - 1 >= floor
+        and row - start < 20
+        and _ATTACHED_LINE.match(data, lines.row_start(start - 1), lines.row_end(start - 1))
     ):
         start -= 1
     return start
@@ -212,12 +221,16 @@ def _attach(defs: list[Definition], recovered: list[Definition], lines: Lines) -
 def _cut_before(holder: Definition, below: Definition, lines: Lines) -> None:
     """End `holder` at the last non-blank row above `below`."""
     row = below.start_row - 1
-    while row > holder.start_row and not lines.data[lines.row_start(row) : lines.row_end(row)].strip():
+    while (
+        row > holder.start_row and not lines.data[lines.row_start(row) : lines.row_end(row)].strip()
+    ):
         row -= 1
     row = max(row, holder.start_row)
     begin = lines.row_start(row)
     holder.end_row = row
-    holder.end_byte = max(holder.start_byte, begin + len(lines.data[begin : lines.row_end(row)].rstrip()))
+    holder.end_byte = max(
+        holder.start_byte, begin + len(lines.data[begin : lines.row_end(row)].rstrip())
+    )
     for child in list(holder.children):
         if child.start_byte >= holder.end_byte:
             holder.children.remove(child)
@@ -232,5 +245,7 @@ def _rename(definition: Definition) -> None:
         current = stack.pop()
         if not current.absolute:
             parent = current.parent
-            current.symbol = f"{parent.symbol}.{current.name}" if parent is not None else current.name
+            current.symbol = (
+                f"{parent.symbol}.{current.name}" if parent is not None else current.name
+            )
         stack.extend(current.children)

@@ -43,8 +43,12 @@ _JAVASCRIPT = """
   name: (identifier)
   value: (call_expression function: (identifier) arguments: (arguments . (string)))) @require_call
 """
-_QUERIES = {"python": _PYTHON, "javascript": _JAVASCRIPT, "typescript": _JAVASCRIPT,
-            "tsx": _JAVASCRIPT}
+_QUERIES = {
+    "python": _PYTHON,
+    "javascript": _JAVASCRIPT,
+    "typescript": _JAVASCRIPT,
+    "tsx": _JAVASCRIPT,
+}
 
 _IDENT_CHAIN = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$")
 _SPACE = re.compile(r"\s+")
@@ -136,8 +140,11 @@ class FileReferences:
         captures = QueryCursor(_query(language, source)).captures(root)
         found: list[tuple[int, str]] = []
         for node in captures.get("call", ())[:MAX_REFS_PER_FILE]:
-            called = call_name(data[node.start_byte : min(node.end_byte, node.start_byte + 200)]
-                               .decode("utf-8", "replace"))
+            called = call_name(
+                data[node.start_byte : min(node.end_byte, node.start_byte + 200)].decode(
+                    "utf-8", "replace"
+                )
+            )
             if called:
                 found.append((node.start_byte, called))
         for node in captures.get("import", ())[:MAX_REFS_PER_FILE]:
@@ -149,13 +156,15 @@ class FileReferences:
             if required:
                 found.append((node.start_byte, required))
         # Stored space-separated: a module path with whitespace (rare) is not a usable edge.
-        found = sorted((item for item in found if not _WHITESPACE.search(item[1])),
-                       key=lambda item: item[0])
+        found = sorted(
+            (item for item in found if not _WHITESPACE.search(item[1])), key=lambda item: item[0]
+        )
         self.offsets = [offset for offset, _ in found]
         self.refs = [ref for _, ref in found]
 
-    def inside(self, start: int, end: int,
-               holes: Sequence[tuple[int, int]] = ()) -> tuple[str, ...]:
+    def inside(
+        self, start: int, end: int, holes: Sequence[tuple[int, int]] = ()
+    ) -> tuple[str, ...]:
         """The distinct references in [start, end) outside the `holes` (the spans of nested
         chunks, sorted and disjoint): one merge pass over both lists."""
         if not self.offsets:

@@ -143,7 +143,9 @@ def read_source(root: Path, rel_path: str, settings: Settings) -> SourceFile | S
     found = _content_rule(text, data, settings)
     if found is not None:
         reason, rule = found
-        return _skip(rel, reason, rule, logging.INFO if reason == "secret-content" else logging.DEBUG)
+        return _skip(
+            rel, reason, rule, logging.INFO if reason == "secret-content" else logging.DEBUG
+        )
     return SourceFile(rel, text, len(data), info.st_mtime, hashlib.sha256(data).hexdigest())
 
 
@@ -175,7 +177,7 @@ def decode_source(data: bytes) -> str:
     """
     for bom, codec in _UTF16_BOMS:
         if data.startswith(bom):
-            return data[len(bom):].decode(codec, errors="replace")
+            return data[len(bom) :].decode(codec, errors="replace")
     return data.decode("utf-8", errors="replace")
 
 
@@ -207,7 +209,9 @@ def _skip(rel: str, reason: str, rule: str, level: int = logging.DEBUG) -> Skip:
     return Skip(rel, reason)
 
 
-def scan(root: Path, settings: Settings, workspace_filter: WorkspaceFilter | None = None) -> ScanResult:
+def scan(
+    root: Path, settings: Settings, workspace_filter: WorkspaceFilter | None = None
+) -> ScanResult:
     """All indexable files under `root`, sorted by path, and skip counts by reason.
 
     Iterative (no recursion limit on deep trees). Symlinked directories are followed only
@@ -246,8 +250,14 @@ def scan(root: Path, settings: Settings, workspace_filter: WorkspaceFilter | Non
 
 
 def _visit(
-    root: Path, rel: str, entry: os.DirEntry[str], flt: WorkspaceFilter, settings: Settings,
-    visited: set[tuple[int, int]], stack: list[str], result: ScanResult,
+    root: Path,
+    rel: str,
+    entry: os.DirEntry[str],
+    flt: WorkspaceFilter,
+    settings: Settings,
+    visited: set[tuple[int, int]],
+    stack: list[str],
+    result: ScanResult,
 ) -> str | None:
     """Handle one directory entry; returns a skip reason or None."""
     try:

@@ -15,11 +15,30 @@ from codeqa_lsp.secret_shapes import first_file_secret
 
 # Lower-cased basename globs.
 SECRET_NAME_GLOBS: tuple[str, ...] = (
-    ".env", ".env.*", "*.env", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*",
-    "id_ed25519*", "*.p12", "*.pfx", "*.jks", "*.keystore", ".netrc", "_netrc", ".npmrc",
-    ".pypirc", ".git-credentials", ".htpasswd", "credentials*", "*.kdbx",
+    ".env",
+    ".env.*",
+    "*.env",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".htpasswd",
+    "credentials*",
+    "*.kdbx",
 )
 _NAME_RE = re.compile("|".join(fnmatch.translate(glob) for glob in SECRET_NAME_GLOBS))
+
 
 def secret_name_rule(rel_path: str) -> str | None:
     """The glob a path's file name matches, if it names a credentials file."""

@@ -100,8 +100,10 @@ def line_cost(line: bytes, previous_blank: bool) -> int:
         return 45
     cost = 10 + min(len(line) - len(stripped), 30)
     first = stripped[0]
-    if first in _CLOSER_CHARS or stripped.startswith((b"&&", b"||")) or (
-        first in _WORD_CLOSER_STARTS and _WORD_CLOSER.match(stripped)
+    if (
+        first in _CLOSER_CHARS
+        or stripped.startswith((b"&&", b"||"))
+        or (first in _WORD_CLOSER_STARTS and _WORD_CLOSER.match(stripped))
     ):
         cost += 30  # a closer or a continuation: the statement started above
     if previous_blank:

@@ -61,15 +61,28 @@ def structure_chunks(path: str, lines: Lines, language: str, budget: int) -> lis
             continue
         parts = trimmed_parts(data, elements, split_elements(elements, budget))
         for first, last in parts:
-            units.append((elements[first].start, elements[last].end, elements[first].start_row,
-                          elements[last].end_row, len(parts) == 1))
+            units.append(
+                (
+                    elements[first].start,
+                    elements[last].end,
+                    elements[first].start_row,
+                    elements[last].end_row,
+                    len(parts) == 1,
+                )
+            )
     chunks: list[Chunk] = []
     for start, end, start_row, end_row in _pack_small(units, budget):
         symbol = _symbol_at(paths, start_row, end_row) or default_symbol
         chunks.append(
             Chunk(
-                path=path, symbol=symbol, kind=kind, language=language,
-                start_line=start_row + 1, end_line=end_row + 1, start_byte=start, end_byte=end,
+                path=path,
+                symbol=symbol,
+                kind=kind,
+                language=language,
+                start_line=start_row + 1,
+                end_line=end_row + 1,
+                start_byte=start,
+                end_byte=end,
                 text=data[start:end].decode("utf-8", "replace").rstrip("\n"),
                 signature=symbol if symbol in paths.values() else "",
             )

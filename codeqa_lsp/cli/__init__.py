@@ -90,6 +90,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 # -- helpers shared by the subcommand modules ---------------------------------------------
 
+
 def existing_dir(value: str) -> Path:
     path = Path(value).expanduser()
     if not path.is_dir():

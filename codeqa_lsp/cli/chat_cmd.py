@@ -23,11 +23,17 @@ HELP = "type a question; /new starts a new conversation, /threads lists them, /t
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("chat", help="interactive conversation about a workspace (follow-ups, streamed)")
+    p = subparsers.add_parser(
+        "chat", help="interactive conversation about a workspace (follow-ups, streamed)"
+    )
     p.add_argument("--root", type=existing_dir, required=True)
     follow = p.add_mutually_exclusive_group()
-    follow.add_argument("--continue", dest="continue_thread", action="store_true",
-                        help="continue the latest conversation")
+    follow.add_argument(
+        "--continue",
+        dest="continue_thread",
+        action="store_true",
+        help="continue the latest conversation",
+    )
     follow.add_argument("--thread", metavar="ID", default=None, help="continue conversation ID")
     _answer_options(p)
     p.set_defaults(func=cmd_chat, json=False)
@@ -35,7 +41,13 @@ def register(subparsers: Any) -> None:
 
 def _ago(stamp: float) -> str:
     minutes = int((time.time() - stamp) // 60)
-    return "just now" if minutes < 1 else f"{minutes} min ago" if minutes < 60 else f"{minutes // 60} h ago"
+    return (
+        "just now"
+        if minutes < 1
+        else f"{minutes} min ago"
+        if minutes < 60
+        else f"{minutes // 60} h ago"
+    )
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -75,7 +87,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 if question == "/threads":
                     for thread in store.list():
                         mark = "*" if thread.id == thread_id else " "
-                        print(f"{mark} {thread.id}  {len(thread.turns):2} turns  {_ago(thread.updated):>11}  {thread.title}")
+                        print(
+                            f"{mark} {thread.id}  {len(thread.turns):2} turns  {_ago(thread.updated):>11}  {thread.title}"
+                        )
                     continue
                 if question.startswith("/thread "):
                     wanted = question.split(maxsplit=1)[1]
@@ -92,11 +106,19 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 if not interactive:
                     print(f"? {question}")
                 try:
-                    _render(workspace.ask_in_thread_stream(question, thread_id, use_cache=not args.no_cache), False)
+                    _render(
+                        workspace.ask_in_thread_stream(
+                            question, thread_id, use_cache=not args.no_cache
+                        ),
+                        False,
+                    )
                 except KeyboardInterrupt:
                     print("\n(stopped)")
             if thread_id:
-                print(f"(conversation {thread_id}: continue with codeqa chat --thread {thread_id})", file=sys.stderr)
+                print(
+                    f"(conversation {thread_id}: continue with codeqa chat --thread {thread_id})",
+                    file=sys.stderr,
+                )
         finally:
             workspace.close()
     return 0

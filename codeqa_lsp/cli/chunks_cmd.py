@@ -23,14 +23,22 @@ from codeqa_lsp.config import Settings
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "chunks", help="chunk files or folders (no indexing) and list the chunks",
+        "chunks",
+        help="chunk files or folders (no indexing) and list the chunks",
         description="Chunk files or folders without indexing and list the chunks.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
-    parser.add_argument("--json", action="store_true",
-                        help="JSON lines: {path, symbol, kind, language, start_line, end_line}")
-    parser.add_argument("--max-tokens", type=int, default=Settings().chunk_tokens,
-                        help="chunk budget in estimated tokens (default %(default)s)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON lines: {path, symbol, kind, language, start_line, end_line}",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=Settings().chunk_tokens,
+        help="chunk budget in estimated tokens (default %(default)s)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -64,8 +72,13 @@ def _chunked(
         result = scan(root, settings)
         skipped.update(result.skipped)
         for scanned in result.files:
-            yield from _read_and_chunk(root, scanned.rel_path, settings, skipped,
-                                       display=(target / scanned.rel_path).as_posix())
+            yield from _read_and_chunk(
+                root,
+                scanned.rel_path,
+                settings,
+                skipped,
+                display=(target / scanned.rel_path).as_posix(),
+            )
         return
     root = target.resolve().parent
     name = target.resolve().name
@@ -83,16 +96,24 @@ def _read_and_chunk(
         skipped[source.reason] += 1
         return
     language = language_for_path(rel) or "text"
-    yield display, chunk_source(rel, source.text, language=language, max_tokens=settings.chunk_tokens)
+    yield (
+        display,
+        chunk_source(rel, source.text, language=language, max_tokens=settings.chunk_tokens),
+    )
 
 
 def _emit(display: str, chunk: Chunk, as_json: bool) -> None:
     if as_json:
-        print_json({
-            "path": display, "symbol": chunk.symbol, "kind": chunk.kind,
-            "language": chunk.language, "start_line": chunk.start_line,
-            "end_line": chunk.end_line,
-        })
+        print_json(
+            {
+                "path": display,
+                "symbol": chunk.symbol,
+                "kind": chunk.kind,
+                "language": chunk.language,
+                "start_line": chunk.start_line,
+                "end_line": chunk.end_line,
+            }
+        )
         return
     part = f" [{chunk.part + 1}/{chunk.parts}]" if chunk.parts > 1 else ""
     lines = f"{chunk.start_line}-{chunk.end_line}"

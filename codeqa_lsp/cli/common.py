@@ -21,7 +21,9 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", choices=EMBEDDERS, default=None)
     p.add_argument("--index-dir", metavar="DIR", default=None)
     p.add_argument(
-        "--store", metavar="URL", default=None,
+        "--store",
+        metavar="URL",
+        default=None,
         help="shared team index postgresql://user@host/db (password: PGPASSWORD or ~/.pgpass)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -38,7 +40,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         from codeqa_lsp.config import store_url_ok
 
         if not store_url_ok(args.store):
-            raise UsageError("--store must be a postgresql:// URL without a password (use PGPASSWORD or ~/.pgpass)")
+            raise UsageError(
+                "--store must be a postgresql:// URL without a password (use PGPASSWORD or ~/.pgpass)"
+            )
         changes["store"] = args.store
     return Settings().replace(**changes)
 
@@ -54,7 +58,9 @@ def engine_errors() -> Iterator[None]:
         raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")) from None
-    except sqlite3.Error as exc:  # e.g. "database or disk is full" mid-run: what was committed stays
+    except (
+        sqlite3.Error
+    ) as exc:  # e.g. "database or disk is full" mid-run: what was committed stays
         raise CommandError(f"index database: {exc}; the index keeps what was committed") from None
 
 

@@ -40,16 +40,30 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("questions", nargs="+", type=Path, metavar="QUESTIONS.jsonl")
     parser.add_argument("--root", required=True, type=existing_dir, help="workspace root to index")
-    parser.add_argument("--arms", default="bm25,dense,hybrid",
-                        help="comma-separated arms among bm25, dense, hybrid (default: all)")
+    parser.add_argument(
+        "--arms",
+        default="bm25,dense,hybrid",
+        help="comma-separated arms among bm25, dense, hybrid (default: all)",
+    )
     parser.add_argument("--embedder", choices=EMBEDDERS, default=None)
     parser.add_argument("--index-dir", default=None, help="where the index lives")
-    parser.add_argument("--include", action="append", default=[], metavar="GLOB",
-                        help="index only paths matching GLOB (repeatable)")
-    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
-                        help="skip paths matching GLOB (repeatable)")
-    parser.add_argument("--misses", type=int, default=-1,
-                        help="list at most N misses per arm (default: all)")
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="index only paths matching GLOB (repeatable)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip paths matching GLOB (repeatable)",
+    )
+    parser.add_argument(
+        "--misses", type=int, default=-1, help="list at most N misses per arm (default: all)"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
     parser.set_defaults(func=run)
 
@@ -60,7 +74,9 @@ def parse_arms(value: str) -> tuple[SearchMode, ...]:
     arms = tuple(dict.fromkeys(a.strip() for a in value.split(",") if a.strip()))
     unknown = [a for a in arms if a not in MODES]
     if not arms or unknown:
-        raise UsageError(f"--arms: unknown arm(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(MODES)}")
+        raise UsageError(
+            f"--arms: unknown arm(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(MODES)}"
+        )
     return tuple(mode for arm in arms for mode in MODES if mode == arm)
 
 
@@ -95,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
         for arm in arms:
             confident: dict[str, bool] = {}
 
-            def search(text: str, arm: SearchMode = arm, confident: dict[str, bool] = confident) -> list[Retrieved]:
+            def search(
+                text: str, arm: SearchMode = arm, confident: dict[str, bool] = confident
+            ) -> list[Retrieved]:
                 response = workspace.search(text, top_k=EVAL_TOP_K, mode=arm)
                 confident[text] = response.confident
                 return [
@@ -107,7 +125,10 @@ def run(args: argparse.Namespace) -> int:
             for q in questions:
                 if q.question not in confident:  # off-topic: asked for its confidence only
                     search(q.question)
-            results[arm]["confidence"] = confidence_shares(questions, lambda q: confident[q.question])  # noqa: B023
+            results[arm]["confidence"] = confidence_shares(
+                questions,
+                lambda q: confident[q.question],  # noqa: B023 (called right here, in this pass)
+            )
         status = workspace.status()
     finally:
         workspace.close()
@@ -142,9 +163,11 @@ def _print_text(document: dict[str, Any], miss_limit: int) -> None:
             out.write(f"{arm:<8} {group:<22} {summary['count']:>4} {values}\n")
     for arm, result in document["arms"].items():
         conf = result.get("confidence") or {}
-        shares = [f"{label} {conf[key]:.0%}" for key, label in
-                  (("real_confident", "questions"), ("offtopic_confident", "off-topic"))
-                  if conf.get(key) is not None]
+        shares = [
+            f"{label} {conf[key]:.0%}"
+            for key, label in (("real_confident", "questions"), ("offtopic_confident", "off-topic"))
+            if conf.get(key) is not None
+        ]
         if shares:
             out.write(f"{arm:<8} confident: {', '.join(shares)}\n")
     for arm, result in document["arms"].items():

@@ -33,19 +33,40 @@ if TYPE_CHECKING:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("index", help="index a workspace (only what changed)")
     p.add_argument("root", type=existing_dir, metavar="ROOT")
-    p.add_argument("--ref", default=None, help="with --store: publish this commit (checked out) to the shared index")
+    p.add_argument(
+        "--ref",
+        default=None,
+        help="with --store: publish this commit (checked out) to the shared index",
+    )
     add_engine_options(p)
     p.set_defaults(func=cmd_index)
 
     p = subparsers.add_parser("search", help="hybrid search over an indexed workspace")
     p.add_argument("query", nargs="?", metavar="QUERY")
     p.add_argument("--root", type=existing_dir, required=True)
-    p.add_argument("--queries", type=Path, metavar="FILE.jsonl", help="batch mode: one {\"question\": ...} per line")
+    p.add_argument(
+        "--queries",
+        type=Path,
+        metavar="FILE.jsonl",
+        help='batch mode: one {"question": ...} per line',
+    )
     p.add_argument("--top-k", type=_positive_int, default=None)
-    p.add_argument("--lang", action="append", default=[], metavar="L", help="language filter (repeatable)")
-    p.add_argument("--path", action="append", default=[], metavar="GLOB", help="path glob filter (repeatable)")
-    p.add_argument("--kind", action="append", default=[], metavar="KIND", help="function|method|class|module|section")
-    p.add_argument("--show-scores", action="store_true", help="show fused and per-arm ranks and scores")
+    p.add_argument(
+        "--lang", action="append", default=[], metavar="L", help="language filter (repeatable)"
+    )
+    p.add_argument(
+        "--path", action="append", default=[], metavar="GLOB", help="path glob filter (repeatable)"
+    )
+    p.add_argument(
+        "--kind",
+        action="append",
+        default=[],
+        metavar="KIND",
+        help="function|method|class|module|section",
+    )
+    p.add_argument(
+        "--show-scores", action="store_true", help="show fused and per-arm ranks and scores"
+    )
     add_engine_options(p)
     p.set_defaults(func=cmd_search)
 
@@ -91,6 +112,7 @@ def _run_index(workspace: CodeBase, args: argparse.Namespace) -> IndexReport:
 
 # -- index ----------------------------------------------------------------------------------
 
+
 def cmd_index(args: argparse.Namespace) -> int:
     if args.store:  # publish a snapshot to the shared team index
         from codeqa_lsp.cli.publish_cmd import cmd_publish
@@ -104,8 +126,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             workspace.check_writable()  # disk full / read-only: one line, the old index is kept
             report = _run_index(workspace, args)
             if report.write_error:
-                raise CommandError(f"writing the index failed ({report.write_error}); what was indexed "
-                                   "before stays searchable, and the next run completes when space returns")
+                raise CommandError(
+                    f"writing the index failed ({report.write_error}); what was indexed "
+                    "before stays searchable, and the next run completes when space returns"
+                )
             status = workspace.status()
             kinds = Counter(c.kind for c in workspace.chunks())
         finally:
@@ -130,40 +154,59 @@ def cmd_index(args: argparse.Namespace) -> int:
         if report.cancelled:
             print("  cancelled: the index keeps what was done")
     if report.embed_error:
-        print(f"codeqa: error: embeddings failed, keyword search only: {report.embed_error}", file=sys.stderr)
+        print(
+            f"codeqa: error: embeddings failed, keyword search only: {report.embed_error}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
 
 def _report_json(report: IndexReport) -> dict[str, Any]:
     return {
-        "files_seen": report.files_seen, "files_changed": report.files_changed,
-        "files_removed": report.files_removed, "chunks_total": report.chunks_total,
-        "chunks_added": report.chunks_added, "chunks_removed": report.chunks_removed,
-        "embedded": report.embedded, "skipped": dict(report.skipped),
-        "seconds": round(report.seconds, 3), "cancelled": report.cancelled,
-        "rebuilt_reason": report.rebuilt_reason, "embed_error": report.embed_error,
+        "files_seen": report.files_seen,
+        "files_changed": report.files_changed,
+        "files_removed": report.files_removed,
+        "chunks_total": report.chunks_total,
+        "chunks_added": report.chunks_added,
+        "chunks_removed": report.chunks_removed,
+        "embedded": report.embedded,
+        "skipped": dict(report.skipped),
+        "seconds": round(report.seconds, 3),
+        "cancelled": report.cancelled,
+        "rebuilt_reason": report.rebuilt_reason,
+        "embed_error": report.embed_error,
     }
 
 
 def _status_json(status: IndexStatus) -> dict[str, Any]:
     return {
-        "root": status.root, "files": status.files, "chunks": status.chunks,
-        "embedded": status.embedded, "coverage": round(status.coverage, 4),
-        "languages": status.languages, "embedder": status.embedder,
-        "embedding_model": status.embedding_model, "dimension": status.dimension,
-        "last_updated": status.last_updated, "skipped": status.skipped,
-        "index_dir": status.index_dir, "size_bytes": status.size_bytes,
+        "root": status.root,
+        "files": status.files,
+        "chunks": status.chunks,
+        "embedded": status.embedded,
+        "coverage": round(status.coverage, 4),
+        "languages": status.languages,
+        "embedder": status.embedder,
+        "embedding_model": status.embedding_model,
+        "dimension": status.dimension,
+        "last_updated": status.last_updated,
+        "skipped": status.skipped,
+        "index_dir": status.index_dir,
+        "size_bytes": status.size_bytes,
     }
 
 
 # -- search ---------------------------------------------------------------------------------
 
+
 def cmd_search(args: argparse.Namespace) -> int:
     if bool(args.query) == bool(args.queries):
         raise UsageError("give either a QUERY or --queries FILE.jsonl")
     questions = _read_questions(args.queries) if args.queries else [{"question": args.query}]
-    filters = SearchFilters(languages=tuple(args.lang), path_globs=tuple(args.path), kinds=tuple(args.kind))
+    filters = SearchFilters(
+        languages=tuple(args.lang), path_globs=tuple(args.path), kinds=tuple(args.kind)
+    )
     with engine_errors():
         workspace = _codebase(args)
         try:
@@ -202,16 +245,27 @@ def _read_questions(path: Path) -> list[dict[str, Any]]:
 def _hit_json(rank: int, hit: SearchHit) -> dict[str, Any]:
     c = hit.chunk
     return {
-        "rank": rank, "path": c.path, "symbol": c.symbol, "kind": c.kind, "language": c.language,
-        "start_line": c.start_line, "end_line": c.end_line, "score": round(hit.score, 6),
-        "bm25_rank": hit.bm25_rank, "bm25_score": hit.bm25_score, "dense_rank": hit.dense_rank,
-        "dense_score": hit.dense_score, "exact_symbol": hit.exact_symbol, "id": c.id,
+        "rank": rank,
+        "path": c.path,
+        "symbol": c.symbol,
+        "kind": c.kind,
+        "language": c.language,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "score": round(hit.score, 6),
+        "bm25_rank": hit.bm25_rank,
+        "bm25_score": hit.bm25_score,
+        "dense_rank": hit.dense_rank,
+        "dense_score": hit.dense_score,
+        "exact_symbol": hit.exact_symbol,
+        "id": c.id,
     }
 
 
 def _response_json(response: SearchResponse) -> dict[str, Any]:
     return {
-        "confident": response.confident, "coverage": round(response.coverage, 4),
+        "confident": response.confident,
+        "coverage": round(response.coverage, 4),
         "reason": response.reason,
         "results": [_hit_json(i, hit) for i, hit in enumerate(response.hits, 1)],
     }
@@ -245,6 +299,7 @@ def _rank(rank: int | None) -> str:
 
 # -- list and stats -------------------------------------------------------------------------
 
+
 def cmd_list(args: argparse.Namespace) -> int:
     with engine_errors():
         workspace = _codebase(args, local=True)
@@ -256,10 +311,18 @@ def cmd_list(args: argparse.Namespace) -> int:
             workspace.close()
     for c in chunks:
         if args.json:
-            print_json({
-                "id": c.id, "path": c.path, "symbol": c.symbol, "kind": c.kind, "language": c.language,
-                "start_line": c.start_line, "end_line": c.end_line, "signature": c.signature,
-            })
+            print_json(
+                {
+                    "id": c.id,
+                    "path": c.path,
+                    "symbol": c.symbol,
+                    "kind": c.kind,
+                    "language": c.language,
+                    "start_line": c.start_line,
+                    "end_line": c.end_line,
+                    "signature": c.signature,
+                }
+            )
         else:
             print(f"{c.path}:{c.start_line}-{c.end_line}\t{c.kind}\t{c.symbol}")
     return 0
@@ -277,16 +340,21 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     updated = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_updated))
-        if status.last_updated else "never"
+        if status.last_updated
+        else "never"
     )
     print(f"root:          {status.root}")
     print(f"files:         {status.files}")
     print(f"chunks:        {status.chunks} ({status.coverage:.0%} embedded)")
-    langs = ", ".join(f"{k} {v}" for k, v in sorted(status.languages.items(), key=lambda kv: -kv[1]))
+    langs = ", ".join(
+        f"{k} {v}" for k, v in sorted(status.languages.items(), key=lambda kv: -kv[1])
+    )
     print(f"languages:     {langs or '-'}")
     print(f"embedder:      {status.embedder} ({status.embedding_model}, dim {status.dimension})")
     print(f"last updated:  {updated}")
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(status.skipped.items(), key=lambda kv: -kv[1]))
+    skipped = ", ".join(
+        f"{k} {v}" for k, v in sorted(status.skipped.items(), key=lambda kv: -kv[1])
+    )
     print(f"skipped:       {skipped or '-'}")
     print(f"index:         {status.index_dir} ({status.size_bytes / 1e6:.1f} MB)")
     return 0

@@ -46,20 +46,33 @@ def cmd_publish(args: argparse.Namespace) -> int:
         except (StoreUrlError, PublishError, ConnectionError) as exc:
             raise CommandError(redact(str(exc))) from None
         except Exception as exc:  # database errors (permissions, schema): one line, redacted
-            raise CommandError(redact(f"publishing failed: {type(exc).__name__}: {exc}".strip())) from None
+            raise CommandError(
+                redact(f"publishing failed: {type(exc).__name__}: {exc}".strip())
+            ) from None
     if tty:
         sys.stderr.write("\r" + " " * 60 + "\r")
     if args.json:
-        print_json({
-            "repo": report.repo, "commit": report.commit, "snapshot": report.snapshot_id,
-            "already_published": report.already_published, "files": report.files_seen,
-            "files_written": report.files_written, "chunks_total": report.chunks_total,
-            "chunks_added": report.chunks_added, "embedded": report.embedded,
-            "reused": report.reused, "skipped": dict(report.skipped), "collected": vars(report.collected),
-            "seconds": round(report.seconds, 3),
-        })
+        print_json(
+            {
+                "repo": report.repo,
+                "commit": report.commit,
+                "snapshot": report.snapshot_id,
+                "already_published": report.already_published,
+                "files": report.files_seen,
+                "files_written": report.files_written,
+                "chunks_total": report.chunks_total,
+                "chunks_added": report.chunks_added,
+                "embedded": report.embedded,
+                "reused": report.reused,
+                "skipped": dict(report.skipped),
+                "collected": vars(report.collected),
+                "seconds": round(report.seconds, 3),
+            }
+        )
     elif report.already_published:
-        print(f"{report.repo} @ {report.commit[:12]} is already published (snapshot {report.snapshot_id})")
+        print(
+            f"{report.repo} @ {report.commit[:12]} is already published (snapshot {report.snapshot_id})"
+        )
     else:
         print(
             f"Published {report.repo} @ {report.commit[:12]}: {report.chunks_total} chunks from "
@@ -72,8 +85,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
         if report.skipped:
             print("  skipped: " + ", ".join(f"{k} {v}" for k, v in report.skipped.most_common()))
         if report.collected.snapshots:
-            print(f"  old snapshots collected: {report.collected.snapshots} "
-                  f"({report.collected.chunks} chunk rows no kept snapshot used)")
+            print(
+                f"  old snapshots collected: {report.collected.snapshots} "
+                f"({report.collected.chunks} chunk rows no kept snapshot used)"
+            )
     return 0
 
 
@@ -86,6 +101,9 @@ def _local_cache(publisher: Publisher, settings: Settings) -> EmbeddingCache:
 
     embedder = publisher.embedder
     space = f"{embedder.name}|{embedder.model}|{embedder.dim}"
-    directory = Path(settings.index_dir).expanduser() / "embedding-cache" if settings.index_dir else (
-        Path(platformdirs.user_cache_dir("codeqa-lsp")) / "embedding-cache")
+    directory = (
+        Path(settings.index_dir).expanduser() / "embedding-cache"
+        if settings.index_dir
+        else (Path(platformdirs.user_cache_dir("codeqa-lsp")) / "embedding-cache")
+    )
     return EmbeddingCache(directory, settings.embedding_cache_bytes, namespace=space)

@@ -39,7 +39,9 @@ class ChunkReader(Protocol):
 
     def file_hash(self, path: str) -> str | None: ...
 
-    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]: ...
+    def bm25(
+        self, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]: ...
 
     def dense_by_vector(
         self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None

@@ -48,30 +48,161 @@ class Definition(NamedTuple):
 
 _SELF = frozenset({"self", "cls", "this", "super()"})
 _PY_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
-_JS_GLOBALS = frozenset({
-    "Array", "Boolean", "Date", "Error", "JSON", "Map", "Math", "Number", "Object", "Promise",
-    "Reflect", "RegExp", "Set", "String", "Symbol", "TypeError", "WeakMap", "WeakSet",
-    "console", "decodeURIComponent", "encodeURIComponent", "parseFloat", "parseInt",
-    "require", "setImmediate", "setTimeout", "clearTimeout", "setInterval", "Buffer", "process",
-    "isNaN", "isFinite", "escape", "unescape", "arguments", "globalThis", "window", "document",
-})
+_JS_GLOBALS = frozenset(
+    {
+        "Array",
+        "Boolean",
+        "Date",
+        "Error",
+        "JSON",
+        "Map",
+        "Math",
+        "Number",
+        "Object",
+        "Promise",
+        "Reflect",
+        "RegExp",
+        "Set",
+        "String",
+        "Symbol",
+        "TypeError",
+        "WeakMap",
+        "WeakSet",
+        "console",
+        "decodeURIComponent",
+        "encodeURIComponent",
+        "parseFloat",
+        "parseInt",
+        "require",
+        "setImmediate",
+        "setTimeout",
+        "clearTimeout",
+        "setInterval",
+        "Buffer",
+        "process",
+        "isNaN",
+        "isFinite",
+        "escape",
+        "unescape",
+        "arguments",
+        "globalThis",
+        "window",
+        "document",
+    }
+)
 BUILTIN_NAMES = _PY_BUILTINS | _JS_GLOBALS
 # Methods of builtin types (str, list, dict, set, file, Array, String, Map, Promise, ...): a
 # call of one of these on an object of unknown type is far more often the builtin's.
-COMMON_METHODS = frozenset({
-    "append", "extend", "insert", "pop", "remove", "clear", "copy", "count", "index", "sort",
-    "reverse", "get", "set", "keys", "values", "items", "update", "setdefault", "add",
-    "discard", "join", "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "format",
-    "startswith", "endswith", "lower", "upper", "encode", "decode", "find", "read", "write",
-    "close", "open", "readline", "readlines", "seek", "tell", "flush", "push", "shift",
-    "unshift", "slice", "splice", "concat", "map", "filter", "reduce", "forEach", "some",
-    "every", "includes", "indexOf", "toString", "valueOf", "then", "catch", "finally", "has",
-    "delete", "call", "apply", "bind", "test", "match", "exec", "trim", "substring", "substr",
-    "charAt", "toLowerCase", "toUpperCase", "hasOwnProperty", "emit", "on", "once", "next",
-    "send", "end", "search", "group", "groups", "sub", "fullmatch", "isdigit", "isalpha",
-    "partition", "rpartition", "zfill", "title", "capitalize", "casefold", "splitlines",
-    "__init__", "__new__", "__call__", "__enter__", "__exit__", "length", "size", "log",
-})
+COMMON_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "copy",
+        "count",
+        "index",
+        "sort",
+        "reverse",
+        "get",
+        "set",
+        "keys",
+        "values",
+        "items",
+        "update",
+        "setdefault",
+        "add",
+        "discard",
+        "join",
+        "split",
+        "rsplit",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "replace",
+        "format",
+        "startswith",
+        "endswith",
+        "lower",
+        "upper",
+        "encode",
+        "decode",
+        "find",
+        "read",
+        "write",
+        "close",
+        "open",
+        "readline",
+        "readlines",
+        "seek",
+        "tell",
+        "flush",
+        "push",
+        "shift",
+        "unshift",
+        "slice",
+        "splice",
+        "concat",
+        "map",
+        "filter",
+        "reduce",
+        "forEach",
+        "some",
+        "every",
+        "includes",
+        "indexOf",
+        "toString",
+        "valueOf",
+        "then",
+        "catch",
+        "finally",
+        "has",
+        "delete",
+        "call",
+        "apply",
+        "bind",
+        "test",
+        "match",
+        "exec",
+        "trim",
+        "substring",
+        "substr",
+        "charAt",
+        "toLowerCase",
+        "toUpperCase",
+        "hasOwnProperty",
+        "emit",
+        "on",
+        "once",
+        "next",
+        "send",
+        "end",
+        "search",
+        "group",
+        "groups",
+        "sub",
+        "fullmatch",
+        "isdigit",
+        "isalpha",
+        "partition",
+        "rpartition",
+        "zfill",
+        "title",
+        "capitalize",
+        "casefold",
+        "splitlines",
+        "__init__",
+        "__new__",
+        "__call__",
+        "__enter__",
+        "__exit__",
+        "length",
+        "size",
+        "log",
+    }
+)
 _SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts", ".cts")
 
 Lookup = Callable[[str], list[Definition]]
@@ -98,8 +229,9 @@ class Resolver:
     definitions whose symbol's last component is `name`; `in_file` those of the caller's file;
     `imports` the file's import table."""
 
-    def __init__(self, path: str, in_file: list[Definition], imports: dict[str, str],
-                 by_name: Lookup) -> None:
+    def __init__(
+        self, path: str, in_file: list[Definition], imports: dict[str, str], by_name: Lookup
+    ) -> None:
         self.path, self.imports, self.by_name = path, imports, by_name
         self.in_file = {d.symbol: d for d in in_file}
 
@@ -152,7 +284,7 @@ class Resolver:
         head = receiver.split(".", 1)[0]
         target = self.imports.get(head)
         if target is not None:
-            rest = receiver[len(head):]
+            rest = receiver[len(head) :]
             found = self._imported(f"{target}{rest}.{name}")
             if found is not None:
                 return found
@@ -197,8 +329,12 @@ class Resolver:
         for definition in self.by_name(last):
             if definition.symbol != wanted and not definition.symbol.endswith(f".{wanted}"):
                 continue
-            if member is None and "." in definition.symbol and definition.symbol != wanted \
-                    and not _exported_member(definition.symbol):
+            if (
+                member is None
+                and "." in definition.symbol
+                and definition.symbol != wanted
+                and not _exported_member(definition.symbol)
+            ):
                 continue
             if _module_matches(definition.path, suffixes):
                 return definition

@@ -82,7 +82,9 @@ class Indexer:
         )
         self.cache = EmbeddingCache(cache_dir, settings.embedding_cache_bytes, namespace=space)
         self._rebuilt_reason: str | None = None
-        self.read_only_reason: str | None = None  # set when the index could only be opened read-only
+        self.read_only_reason: str | None = (
+            None  # set when the index could only be opened read-only
+        )
         self.store = self._open_store()
         owner = self.store.get_meta("root")
         if owner is not None and owner != str(self.root) and self.read_only_reason is None:
@@ -98,7 +100,9 @@ class Indexer:
         previous = self.store.get_meta("embedder")
         if previous not in (None, space) and not len(self.vectors):
             # Vectors from two models are never mixed: each embedder has its own vector file.
-            self._note_rebuild(f"embedder changed from {previous} to {space}; re-embedding everything")
+            self._note_rebuild(
+                f"embedder changed from {previous} to {space}; re-embedding everything"
+            )
         self._write_meta("embedder", space)
         if self.read_only_reason is None:
             self._check_chunking()
@@ -125,14 +129,19 @@ class Indexer:
             if not is_unwritable(exc):
                 raise
             self.read_only_reason = str(exc)
-            log.warning("index %s cannot be written (%s); read-only until space returns", self.index_dir, exc)
+            log.warning(
+                "index %s cannot be written (%s); read-only until space returns",
+                self.index_dir,
+                exc,
+            )
 
     def check_writable(self) -> None:
         """Raise IndexReadOnly (one line) when this index was opened read-only."""
         if self.read_only_reason is not None:
             raise IndexReadOnly(
                 f"the index at {self.index_dir} cannot be written ({self.read_only_reason}); "
-                "the previous index is still searchable — free space (or fix permissions) and run again")
+                "the previous index is still searchable — free space (or fix permissions) and run again"
+            )
 
     # -- opening and recovery ------------------------------------------------------------
     def _open_store(self) -> Store:
@@ -160,7 +169,9 @@ class Indexer:
 
     def _note_rebuild(self, reason: str) -> None:
         log.warning("index %s: %s", self.index_dir, reason)
-        self._rebuilt_reason = reason if self._rebuilt_reason is None else f"{self._rebuilt_reason}; {reason}"
+        self._rebuilt_reason = (
+            reason if self._rebuilt_reason is None else f"{self._rebuilt_reason}; {reason}"
+        )
 
     def _drop_orphan_vectors(self) -> None:
         """Vectors whose chunk is no longer in SQLite (a crash between the two saves)."""
@@ -171,7 +182,9 @@ class Indexer:
                 self._save_vectors()
 
     # -- indexing ------------------------------------------------------------------------
-    def index(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> IndexReport:
+    def index(
+        self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None
+    ) -> IndexReport:
         """Reconcile the index with the files on disk; only changed files are re-chunked and
         only chunks without a vector are embedded. Cancelling keeps what was done.
 
@@ -181,22 +194,35 @@ class Indexer:
         if self.read_only_reason is not None:
             # Search and ask keep working on the previous index; `codeqa index` reports it
             # (check_writable) and the next run completes once space returns.
-            log.warning("index %s is read-only (%s); not updated", self.index_dir, self.read_only_reason)
-            return IndexReport(chunks_total=self.store.counts()[0], rebuilt_reason=self._rebuilt_reason)
+            log.warning(
+                "index %s is read-only (%s); not updated", self.index_dir, self.read_only_reason
+            )
+            return IndexReport(
+                chunks_total=self.store.counts()[0], rebuilt_reason=self._rebuilt_reason
+            )
         try:
             return self._index_run(progress, cancel)
         except (sqlite3.OperationalError, OSError) as exc:
-            if isinstance(exc, OSError) and exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
+            if isinstance(exc, OSError) and exc.errno not in (
+                errno.ENOSPC,
+                errno.EDQUOT,
+                errno.EROFS,
+                errno.EACCES,
+            ):
                 raise
             if isinstance(exc, sqlite3.OperationalError) and not is_unwritable(exc):
                 raise
             # A full disk mid-run: every committed file stays indexed and searchable; the
             # next run picks up the rest (unchanged files are skipped by hash).
             reason = f"{exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
-            log.warning("index %s: writing failed (%s); kept what was committed", self.index_dir, reason)
+            log.warning(
+                "index %s: writing failed (%s); kept what was committed", self.index_dir, reason
+            )
             return IndexReport(chunks_total=self.store.counts()[0], write_error=reason)
 
-    def _index_run(self, progress: ProgressCallback | None, cancel: threading.Event | None) -> IndexReport:
+    def _index_run(
+        self, progress: ProgressCallback | None, cancel: threading.Event | None
+    ) -> IndexReport:
         from codeqa_lsp.chunking.scanner import WorkspaceFilter, scan
 
         started = time.monotonic()
@@ -205,7 +231,9 @@ class Indexer:
             report = IndexReport(rebuilt_reason=self._rebuilt_reason)
             self._rebuilt_reason = None
             emit(IndexProgress("scan", 0, 0, "scanning files"))
-            self._filter = WorkspaceFilter(self.root, self.settings)  # ignore files may have changed
+            self._filter = WorkspaceFilter(
+                self.root, self.settings
+            )  # ignore files may have changed
             result = scan(self.root, self.settings, self._filter)
             report.skipped.update(result.skipped)
             report.files_seen = len(result.files)
@@ -213,8 +241,11 @@ class Indexer:
             for path in sorted(known.keys() - {f.rel_path for f in result.files}):
                 report.chunks_removed += self.remove_file(path).chunks_removed
                 report.files_removed += 1
-            changed = [f.rel_path for f in result.files
-                       if (old := known.get(f.rel_path)) is None or old[:2] != (f.size, f.mtime)]
+            changed = [
+                f.rel_path
+                for f in result.files
+                if (old := known.get(f.rel_path)) is None or old[:2] != (f.size, f.mtime)
+            ]
             del known, result
             done = report.files_seen - len(changed)
             for start in range(0, len(changed), FILES_PER_TRANSACTION):
@@ -257,12 +288,16 @@ class Indexer:
             self.store.forget_file_states(conn)
             self.store.set_meta("chunking", chunking, conn)
         if previous is not None:
-            self._note_rebuild(f"chunking changed from {previous} to {chunking}; re-chunking every file")
+            self._note_rebuild(
+                f"chunking changed from {previous} to {chunking}; re-chunking every file"
+            )
 
     def _should_stop(self, cancel: threading.Event | None) -> bool:
         return self._stopping.is_set() or (cancel is not None and cancel.is_set())
 
-    def _embed_missing(self, emit: ProgressCallback, cancel: threading.Event | None, report: IndexReport) -> int:
+    def _embed_missing(
+        self, emit: ProgressCallback, cancel: threading.Event | None, report: IndexReport
+    ) -> int:
         """Embed every stored chunk that has no vector (new, or lost in a crash)."""
         missing = self.store.ids_missing_labels(self.vectors.live_labels())
         if missing:  # say so before the first batch: it may take long (a model load, a slow API)
@@ -310,7 +345,9 @@ class Indexer:
                 self.vectors.add([labels[i] for i in keep], np.stack([vectors[i] for i in keep]))  # type: ignore[misc]
         return len(misses)
 
-    def _sync_files(self, paths: Sequence[str], texts: Sequence[str | None]) -> list[tuple[UpdateReport, list[Chunk]]]:
+    def _sync_files(
+        self, paths: Sequence[str], texts: Sequence[str | None]
+    ) -> list[tuple[UpdateReport, list[Chunk]]]:
         """Re-read (or take `text`), re-chunk and store the differences of some files in one
         transaction; returns each file's report and its newly inserted chunks.
 
@@ -377,8 +414,14 @@ class Indexer:
         embedded = self._embed_and_add(inserted) if inserted else 0
         self._save_soon()
         if embedded:
-            return UpdateReport(update.path, update.chunks_added, update.chunks_removed,
-                                update.chunks_kept, embedded, update.skipped_reason)
+            return UpdateReport(
+                update.path,
+                update.chunks_added,
+                update.chunks_removed,
+                update.chunks_kept,
+                embedded,
+                update.skipped_reason,
+            )
         return update
 
     def remove_file(self, rel_path: str) -> UpdateReport:
@@ -427,10 +470,18 @@ class Indexer:
         last = self.store.get_meta("last_updated")
         size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
         return IndexStatus(
-            root=str(self.root), files=files, chunks=chunks, embedded=min(len(self.vectors), chunks),
-            languages=languages, embedder=self.embedder.name, embedding_model=self.embedder.model,
-            dimension=self.embedder.dim, last_updated=float(last) if last else None,
-            skipped=self.store.get_json("skipped", {}), index_dir=str(self.index_dir), size_bytes=size,
+            root=str(self.root),
+            files=files,
+            chunks=chunks,
+            embedded=min(len(self.vectors), chunks),
+            languages=languages,
+            embedder=self.embedder.name,
+            embedding_model=self.embedder.model,
+            dimension=self.embedder.dim,
+            last_updated=float(last) if last else None,
+            skipped=self.store.get_json("skipped", {}),
+            index_dir=str(self.index_dir),
+            size_bytes=size,
         )
 
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
@@ -455,7 +506,9 @@ class Indexer:
         return 1.0 if chunks == 0 else min(1.0, len(self.vectors) / chunks)
 
     # -- retrieval arms ------------------------------------------------------------------
-    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+    def bm25(
+        self, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         return self.store.bm25(query, limit, filters)
 
     def bm25_terms(
@@ -497,14 +550,18 @@ class Indexer:
         indexing): lets a search score candidates the dense arm did not return."""
         return self.vectors.vectors_or_none([label_for(i) for i in chunk_ids])
 
-    def dense(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+    def dense(
+        self, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         vector = self.embed_query(query)
         return [] if vector is None else self.dense_by_vector(vector, limit, filters)
 
     def dense_by_vector(
         self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None
     ) -> list[tuple[Chunk, float]]:
-        allowed = None if filters is None or filters.is_empty() else self.store.labels_matching(filters)
+        allowed = (
+            None if filters is None or filters.is_empty() else self.store.labels_matching(filters)
+        )
         hits = self.vectors.query(vector, limit, allowed)
         by_label = self.store.chunks_by_label([label for label, _ in hits])
         return [(by_label[label], score) for label, score in hits if label in by_label]

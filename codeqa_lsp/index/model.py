@@ -36,7 +36,9 @@ class IndexReport:
     cancelled: bool = False
     rebuilt_reason: str | None = None  # set when a corrupt/mismatched index was rebuilt
     embed_error: str | None = None  # the embedder failed; keyword search still works
-    write_error: str | None = None  # the disk refused writes mid-run (full); what was committed stays
+    write_error: str | None = (
+        None  # the disk refused writes mid-run (full); what was committed stays
+    )
     notice: str | None = None  # say once to the user (e.g. the shared index fell back to local)
 
 

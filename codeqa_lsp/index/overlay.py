@@ -53,8 +53,10 @@ def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndex
     try:
         return OverlayIndexer(local, url)
     except ImportError:
-        log.warning("store is set but the PostgreSQL driver is missing (pip install 'codeqa-lsp[postgres]'); "
-                    "using the local index")
+        log.warning(
+            "store is set but the PostgreSQL driver is missing (pip install 'codeqa-lsp[postgres]'); "
+            "using the local index"
+        )
     except ValueError as exc:  # dsn.StoreUrlError, already redacted
         log.warning("store unusable (%s); using the local index", exc)
     return local
@@ -110,9 +112,14 @@ class OverlayIndexer:
                 log.warning("%s", self._notice)
                 if reindex and self._listener is not None:  # said now, not again at the next run
                     announce, self._notice = self._notice, None
-            if reindex and shared is not None and (self._background is None or not self._background.is_alive()):
-                self._background = threading.Thread(target=self._reindex_locally, daemon=True,
-                                                    name="codeqa-local-fallback")
+            if (
+                reindex
+                and shared is not None
+                and (self._background is None or not self._background.is_alive())
+            ):
+                self._background = threading.Thread(
+                    target=self._reindex_locally, daemon=True, name="codeqa-local-fallback"
+                )
                 self._background.start()
         if shared is not None:
             shared.close()
@@ -140,7 +147,9 @@ class OverlayIndexer:
             return None, f"not a git checkout: {exc}"
         space, chunking = spaces_for(self.local.embedder, self.local.settings)
         try:
-            snapshot = open_snapshot(self.url, repo=identity, space=space, chunking=chunking, commits=commits)
+            snapshot = open_snapshot(
+                self.url, repo=identity, space=space, chunking=chunking, commits=commits
+            )
         except ConnectionError as exc:
             return None, str(exc)
         except Exception as exc:  # psycopg errors: missing schema, permissions...
@@ -155,9 +164,11 @@ class OverlayIndexer:
         top = gitinfo.toplevel(root).resolve()
         prefix = "" if root == top else root.relative_to(top).as_posix() + "/"
         changed = gitinfo.changed_since(root, commit)
-        return {p[len(prefix):] for p in changed if p.startswith(prefix)}
+        return {p[len(prefix) :] for p in changed if p.startswith(prefix)}
 
-    def index(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> IndexReport:
+    def index(
+        self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None
+    ) -> IndexReport:
         snapshot, why = self._open_shared()
         if snapshot is not None:
             try:
@@ -182,8 +193,9 @@ class OverlayIndexer:
         report.files_seen += len(snapshot.files().keys() - differing)
         return self._with_notice(report)
 
-    def _sync_local(self, differing: set[str], progress: ProgressCallback | None,
-                    cancel: threading.Event | None) -> IndexReport:
+    def _sync_local(
+        self, differing: set[str], progress: ProgressCallback | None, cancel: threading.Event | None
+    ) -> IndexReport:
         """Make the local index hold exactly the differing files."""
         import time
 
@@ -239,7 +251,9 @@ class OverlayIndexer:
             self._fall_back(str(exc), reindex=True)
             return status
         return dataclasses.replace(
-            status, files=status.files + files, chunks=status.chunks + chunks,
+            status,
+            files=status.files + files,
+            chunks=status.chunks + chunks,
             embedded=status.embedded + chunks,
         )
 
@@ -283,7 +297,9 @@ class OverlayIndexer:
 
     def definitions(self, name: str) -> list[Chunk]:
         hidden = self.shadowed()
-        shared = [c for c in self._shared_call(lambda s: s.definitions(name), []) if c.path not in hidden]
+        shared = [
+            c for c in self._shared_call(lambda s: s.definitions(name), []) if c.path not in hidden
+        ]
         return self.local.definitions(name) + shared
 
     def file_hash(self, rel_path: str) -> str | None:
@@ -291,14 +307,22 @@ class OverlayIndexer:
             return self.local.file_hash(rel_path)
         return self._shared_call(lambda s: s.file_hash(rel_path), None)
 
-    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+    def bm25(
+        self, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         local = _scaled(self.local.bm25(query, limit, filters))
-        shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25(query, limit, filters), [])))
+        shared = _scaled(
+            self._visible(self._shared_call(lambda s: s.bm25(query, limit, filters), []))
+        )
         return _merge(local, shared, limit)
 
-    def bm25_terms(self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+    def bm25_terms(
+        self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         local = _scaled(self.local.bm25_terms(terms, limit, filters))
-        shared = _scaled(self._visible(self._shared_call(lambda s: s.bm25_terms(terms, limit, filters), [])))
+        shared = _scaled(
+            self._visible(self._shared_call(lambda s: s.bm25_terms(terms, limit, filters), []))
+        )
         return _merge(local, shared, limit)
 
     # Whole-file arms (the searcher's file ranking and long-query term selection): every
@@ -331,8 +355,13 @@ class OverlayIndexer:
     def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
         hidden = self.shadowed()
         local = _scaled_paths(self.local.file_bm25(terms, limit))
-        shared = _scaled_paths([(p, s) for p, s in self._shared_call(lambda s: s.file_bm25(terms, limit), [])
-                                if p not in hidden])
+        shared = _scaled_paths(
+            [
+                (p, s)
+                for p, s in self._shared_call(lambda s: s.file_bm25(terms, limit), [])
+                if p not in hidden
+            ]
+        )
         merged: dict[str, float] = {}
         for path, score in [*local, *shared]:
             merged.setdefault(path, score)
@@ -347,13 +376,19 @@ class OverlayIndexer:
             counts[term] = counts.get(term, 0) + n
         return counts, total + shared_total
 
-    def dense(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+    def dense(
+        self, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         vector = self.local.embed_query(query)
         return [] if vector is None else self.dense_by_vector(vector, limit, filters)
 
-    def dense_by_vector(self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+    def dense_by_vector(
+        self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         local = self.local.dense_by_vector(vector, limit, filters)
-        shared = self._visible(self._shared_call(lambda s: s.dense_by_vector(vector, limit, filters), []))
+        shared = self._visible(
+            self._shared_call(lambda s: s.dense_by_vector(vector, limit, filters), [])
+        )
         return _merge(local, shared, limit)
 
     def vectors_for(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
@@ -363,7 +398,10 @@ class OverlayIndexer:
         missing = [label_for(i) for i, v in zip(chunk_ids, out, strict=True) if v is None]
         if missing:
             found = self._shared_call(lambda s: s.vectors_by_label(missing), {})
-            out = [v if v is not None else found.get(label_for(i)) for v, i in zip(out, chunk_ids, strict=True)]
+            out = [
+                v if v is not None else found.get(label_for(i))
+                for v, i in zip(out, chunk_ids, strict=True)
+            ]
         return out
 
     def close(self) -> None:
@@ -384,7 +422,9 @@ def _scaled_paths(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]
     return [(p, s / top) for p, s in ranked] if top > 0 else list(ranked)
 
 
-def _merge(a: Sequence[tuple[Chunk, float]], b: Sequence[tuple[Chunk, float]], limit: int) -> list[tuple[Chunk, float]]:
+def _merge(
+    a: Sequence[tuple[Chunk, float]], b: Sequence[tuple[Chunk, float]], limit: int
+) -> list[tuple[Chunk, float]]:
     """Best first; a chunk id present on both sides keeps the local (first) entry."""
     seen: set[str] = set()
     out: list[tuple[Chunk, float]] = []

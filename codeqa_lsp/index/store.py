@@ -106,10 +106,40 @@ def label_for(chunk_id: str) -> int:
 
 def _row_to_chunk(row: Sequence[Any]) -> Chunk:
     """A row of `_CHUNK_COLUMNS` (refs are stored space-separated: they hold no spaces)."""
-    (path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text, signature,
-     doc, part, parts, declaration, refs) = row
-    return Chunk(path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text,
-                 signature, doc, part, parts, bool(declaration), tuple(refs.split()))
+    (
+        path,
+        symbol,
+        kind,
+        language,
+        start_line,
+        end_line,
+        start_byte,
+        end_byte,
+        text,
+        signature,
+        doc,
+        part,
+        parts,
+        declaration,
+        refs,
+    ) = row
+    return Chunk(
+        path,
+        symbol,
+        kind,
+        language,
+        start_line,
+        end_line,
+        start_byte,
+        end_byte,
+        text,
+        signature,
+        doc,
+        part,
+        parts,
+        bool(declaration),
+        tuple(refs.split()),
+    )
 
 
 def _glob_match(path: str, globs: str) -> int:
@@ -174,8 +204,13 @@ class Store:
         alone, which holds everything once the last writer checkpointed on close."""
         uri = self.db_path.resolve().as_uri()
         for query in ("mode=ro", "mode=ro&immutable=1"):
-            conn = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=30.0,
-                                   isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                f"{uri}?{query}",
+                uri=True,
+                timeout=30.0,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             try:
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
                 return conn
@@ -237,7 +272,11 @@ class Store:
         return {path: (size, mtime, sha) for path, size, mtime, sha in rows}
 
     def file_hash(self, path: str, conn: sqlite3.Connection | None = None) -> str | None:
-        row = (conn or self._reader()).execute("SELECT sha256 FROM files WHERE path = ?", (path,)).fetchone()
+        row = (
+            (conn or self._reader())
+            .execute("SELECT sha256 FROM files WHERE path = ?", (path,))
+            .fetchone()
+        )
         return row[0] if row else None
 
     def upsert_file(
@@ -250,7 +289,9 @@ class Store:
 
     # -- chunks --------------------------------------------------------------------------
     def chunk_ids_for(self, path: str, conn: sqlite3.Connection | None = None) -> dict[str, int]:
-        rows = (conn or self._reader()).execute("SELECT id, label FROM chunks WHERE path = ?", (path,))
+        rows = (conn or self._reader()).execute(
+            "SELECT id, label FROM chunks WHERE path = ?", (path,)
+        )
         return dict(rows.fetchall())
 
     def insert_chunks(self, conn: sqlite3.Connection, chunks: Iterable[Chunk]) -> list[Chunk]:
@@ -261,15 +302,37 @@ class Store:
             cur = conn.execute(
                 f"INSERT OR IGNORE INTO chunks(id, label, name, {_CHUNK_COLUMNS}) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (c.id, label_for(c.id), c.name, c.path, c.symbol, c.kind, c.language,
-                 c.start_line, c.end_line, c.start_byte, c.end_byte, c.text, c.signature,
-                 c.doc, c.part, c.parts, int(c.declaration), " ".join(c.refs)),
+                (
+                    c.id,
+                    label_for(c.id),
+                    c.name,
+                    c.path,
+                    c.symbol,
+                    c.kind,
+                    c.language,
+                    c.start_line,
+                    c.end_line,
+                    c.start_byte,
+                    c.end_byte,
+                    c.text,
+                    c.signature,
+                    c.doc,
+                    c.part,
+                    c.parts,
+                    int(c.declaration),
+                    " ".join(c.refs),
+                ),
             )
             if cur.rowcount:
                 conn.execute(
                     "INSERT INTO fts(rowid, path, symbol, doc, body) VALUES (?,?,?,?,?)",
-                    (cur.lastrowid, token_stream(c.path), token_stream(f"{c.symbol} {c.signature}"),
-                     token_stream(c.doc), token_stream(c.text)),
+                    (
+                        cur.lastrowid,
+                        token_stream(c.path),
+                        token_stream(f"{c.symbol} {c.signature}"),
+                        token_stream(c.doc),
+                        token_stream(c.text),
+                    ),
                 )
                 inserted.append(c)
         return inserted
@@ -322,8 +385,12 @@ class Store:
         ).fetchall()
         if rows:
             body = " ".join(token_stream(f"{symbol} {text}") for symbol, text in rows)
-            cur = conn.execute("INSERT INTO file_fts(path, body) VALUES (?, ?)", (token_stream(path), body))
-            conn.execute("INSERT INTO file_paths(fts_rowid, path) VALUES (?, ?)", (cur.lastrowid, path))
+            cur = conn.execute(
+                "INSERT INTO file_fts(path, body) VALUES (?, ?)", (token_stream(path), body)
+            )
+            conn.execute(
+                "INSERT INTO file_paths(fts_rowid, path) VALUES (?, ?)", (cur.lastrowid, path)
+            )
 
     def _drop_file_text(self, conn: sqlite3.Connection, path: str) -> None:
         row = conn.execute("SELECT fts_rowid FROM file_paths WHERE path = ?", (path,)).fetchone()
@@ -365,7 +432,8 @@ class Store:
         marks = ",".join("?" * len(paths))
         rows = self._reader().execute(
             f"SELECT id, path, symbol FROM chunks WHERE path IN ({marks}) AND part = 0 "
-            "ORDER BY path, start_line", list(paths),
+            "ORDER BY path, start_line",
+            list(paths),
         )
         return [(cid, path, symbol) for cid, path, symbol in rows]
 
@@ -389,7 +457,9 @@ class Store:
         if not paths:
             return {}
         marks = ",".join("?" * len(paths))
-        rows = self._reader().execute(f"SELECT path, size FROM files WHERE path IN ({marks})", list(paths))
+        rows = self._reader().execute(
+            f"SELECT path, size FROM files WHERE path IN ({marks})", list(paths)
+        )
         return {path: int(size) for path, size in rows if size is not None and size > 0}
 
     def indexed_paths(self) -> list[str]:
@@ -401,7 +471,10 @@ class Store:
         for start in range(0, len(labels), 500):
             part = list(labels[start : start + 500])
             marks = ",".join("?" * len(part))
-            out.update(r[0] for r in conn.execute(f"SELECT label FROM chunks WHERE label IN ({marks})", part))
+            out.update(
+                r[0]
+                for r in conn.execute(f"SELECT label FROM chunks WHERE label IN ({marks})", part)
+            )
         return out
 
     def all_labels(self) -> dict[int, str]:
@@ -426,7 +499,9 @@ class Store:
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
-            for row in conn.execute(f"SELECT id, {_CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", part):
+            for row in conn.execute(
+                f"SELECT id, {_CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", part
+            ):
                 found[row[0]] = _row_to_chunk(row[1:])
         return [found[i] for i in ids if i in found]
 
@@ -440,7 +515,9 @@ class Store:
     def ids_missing_labels(self, present: set[int]) -> list[str]:
         """Ids of chunks whose label is not in `present` (not embedded yet), in file order.
         Ids only: the texts are fetched batch by batch, so memory stays flat on big repos."""
-        rows = self._reader().execute("SELECT id, label FROM chunks ORDER BY path, start_line, part")
+        rows = self._reader().execute(
+            "SELECT id, label FROM chunks ORDER BY path, start_line, part"
+        )
         return [cid for cid, label in rows if label not in present]
 
     def definitions(self, name: str) -> list[Chunk]:
@@ -456,21 +533,31 @@ class Store:
     def graph_rows(self) -> list[tuple[str, str, str, str, int, int, str]]:
         """(id, path, symbol, kind, part, declaration, refs) of every chunk: what the call
         graph is built from, without the chunk texts."""
-        return self._reader().execute(
-            "SELECT id, path, symbol, kind, part, declaration, refs FROM chunks "
-            "ORDER BY path, start_line, part"
-        ).fetchall()
+        return (
+            self._reader()
+            .execute(
+                "SELECT id, path, symbol, kind, part, declaration, refs FROM chunks "
+                "ORDER BY path, start_line, part"
+            )
+            .fetchall()
+        )
 
     def generation(self) -> tuple[int, int]:
         """Changes whenever chunks are added or removed (count, highest rowid)."""
-        row = self._reader().execute("SELECT count(*), coalesce(max(rowid), 0) FROM chunks").fetchone()
+        row = (
+            self._reader()
+            .execute("SELECT count(*), coalesce(max(rowid), 0) FROM chunks")
+            .fetchone()
+        )
         return int(row[0]), int(row[1])
 
     def labels_matching(self, filters: SearchFilters) -> set[int]:
         where, args = _where(filters=filters)
         return {r[0] for r in self._reader().execute(f"SELECT label FROM chunks {where}", args)}
 
-    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+    def bm25(
+        self, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         return self.bm25_terms(query_terms(query), limit, filters)
 
     def bm25_terms(
@@ -511,7 +598,9 @@ class Store:
     def counts(self) -> tuple[int, int, dict[str, int]]:
         conn = self._reader()
         files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
-        langs = dict(conn.execute("SELECT language, count(*) FROM chunks GROUP BY language").fetchall())
+        langs = dict(
+            conn.execute("SELECT language, count(*) FROM chunks GROUP BY language").fetchall()
+        )
         return files, sum(langs.values()), langs
 
 

@@ -123,7 +123,9 @@ class VectorStore:
         self.directory = directory
         self.dim = dim
         self.identity: dict[str, str | int] = {**identity, "dim": dim, "format": FORMAT_VERSION}
-        space = re.sub(r"[^A-Za-z0-9_.@-]+", "_", f"{identity.get('embedder')}-{identity.get('model')}-{dim}")
+        space = re.sub(
+            r"[^A-Za-z0-9_.@-]+", "_", f"{identity.get('embedder')}-{identity.get('model')}-{dim}"
+        )
         self.prefix = f"vectors.{space}"
         self.pointer = directory / f"{self.prefix}.json"
         self._lock_path = directory / f"{self.prefix}.lock"
@@ -165,7 +167,9 @@ class VectorStore:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return self._discard(f"vector metadata unreadable ({type(exc).__name__})")
         if saved_identity != self.identity:
-            return self._discard(f"embedder changed from {_describe(saved_identity)} to {_describe(self.identity)}")
+            return self._discard(
+                f"embedder changed from {_describe(saved_identity)} to {_describe(self.identity)}"
+            )
         try:
             if path.stat().st_size != record["size"] or _sha256_file(path) != record["sha256"]:
                 return self._discard(f"vector file {path.name} is truncated or corrupt")
@@ -256,7 +260,9 @@ class VectorStore:
                 return 0
             other = hnswlib.Index(space="cosine", dim=self.dim)
             other.load_index(str(path), max_elements=0, allow_replace_deleted=False)
-            theirs = {int(x) for x in other.get_ids_list()} - {int(x) for x in record.get("deleted", [])}
+            theirs = {int(x) for x in other.get_ids_list()} - {
+                int(x) for x in record.get("deleted", [])
+            }
         except (OSError, RuntimeError, ValueError, KeyError, TypeError):
             return 0
         new = sorted(theirs - self._live - self._deleted)
@@ -285,7 +291,9 @@ class VectorStore:
             needed = self._index.element_count + len(label_list)
             if needed > self._index.get_max_elements():
                 self._index.resize_index(max(needed, 2 * self._index.get_max_elements()))
-            self._index.add_items(np.asarray(vectors, dtype=np.float32), np.asarray(label_list, dtype=np.uint64))
+            self._index.add_items(
+                np.asarray(vectors, dtype=np.float32), np.asarray(label_list, dtype=np.uint64)
+            )
             self._live.update(label_list)
             self._deleted.difference_update(label_list)
             self.dirty = True
@@ -311,7 +319,9 @@ class VectorStore:
     def __len__(self) -> int:
         return len(self._live)
 
-    def query(self, vector: np.ndarray, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
+    def query(
+        self, vector: np.ndarray, k: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float]]:
         """Nearest labels by cosine similarity (best first), restricted to `allowed`."""
         query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
         with self._lock:
@@ -321,17 +331,23 @@ class VectorStore:
                 return []
             if allowed is not None and len(candidates) <= BRUTE_FORCE_MAX:
                 return self._exact(query, sorted(candidates), k)
-            keep: Callable[[int], bool] | None = None if allowed is None else candidates.__contains__
+            keep: Callable[[int], bool] | None = (
+                None if allowed is None else candidates.__contains__
+            )
             self._index.set_ef(max(EF_SEARCH_MIN, 2 * k))
             while k > 0:
                 try:
-                    labels, distances = self._index.knn_query(query, k=k, num_threads=1, filter=keep)
+                    labels, distances = self._index.knn_query(
+                        query, k=k, num_threads=1, filter=keep
+                    )
                     break
                 except RuntimeError:  # fewer reachable results than k: ask for fewer
                     k //= 2
             else:
                 return []
-        return [(int(label), float(1.0 - d)) for label, d in zip(labels[0], distances[0], strict=True)]
+        return [
+            (int(label), float(1.0 - d)) for label, d in zip(labels[0], distances[0], strict=True)
+        ]
 
     def _exact(self, query: np.ndarray, labels: list[int], k: int) -> list[tuple[int, float]]:
         vectors = np.asarray(self._index.get_items(labels), dtype=np.float32)

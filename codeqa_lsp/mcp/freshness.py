@@ -117,7 +117,9 @@ class IndexKeeper:
             with self._lock:
                 self.last_report = report
                 self.last_indexed = time.time()
-                self.last_error = f"embeddings failed: {report.embed_error}" if report.embed_error else None
+                self.last_error = (
+                    f"embeddings failed: {report.embed_error}" if report.embed_error else None
+                )
                 if self._rerun and not report.cancelled:
                     self._rerun = False
                     continue
@@ -180,8 +182,12 @@ class IndexKeeper:
             return RefreshOutcome(time.perf_counter() - started, skipped=True)
         with self._refresh_lock:
             snapshot, root = self._snapshot, self.workspace.root
-            if (full or snapshot is None or time.monotonic() - snapshot.taken > FULL_SCAN_SECONDS
-                    or _directories_changed(root, snapshot)):
+            if (
+                full
+                or snapshot is None
+                or time.monotonic() - snapshot.taken > FULL_SCAN_SECONDS
+                or _directories_changed(root, snapshot)
+            ):
                 changed, removed, sizes = self._walk()
             else:
                 changed, removed, sizes = _stat_listed(root, snapshot)
@@ -209,12 +215,17 @@ class IndexKeeper:
         result = scan(root, workspace.settings, WorkspaceFilter(root, workspace.settings))
         known = workspace.indexed_files()
         sizes = {f.rel_path: (f.size, f.mtime) for f in result.files}
-        changed = [p for p, state in sizes.items()
-                   if known.get(p) != state and self._refused.get(p) != state]
+        changed = [
+            p
+            for p, state in sizes.items()
+            if known.get(p) != state and self._refused.get(p) != state
+        ]
         removed = sorted(known.keys() - sizes.keys())
         self._refused = {p: s for p, s in self._refused.items() if p in sizes}
         directories = {"", *(p.rsplit("/", 1)[0] if "/" in p else "" for p in sizes)}
-        self._snapshot = _Snapshot(time.monotonic(), dict(sizes), _directory_mtimes(root, directories))
+        self._snapshot = _Snapshot(
+            time.monotonic(), dict(sizes), _directory_mtimes(root, directories)
+        )
         return changed, removed, sizes
 
     def _remember(self, path: str, state: tuple[int, float], refused: bool) -> None:
@@ -262,7 +273,9 @@ def _directories_changed(root: Path, snapshot: _Snapshot) -> bool:
     return False
 
 
-def _stat_listed(root: Path, snapshot: _Snapshot) -> tuple[list[str], list[str], dict[str, tuple[int, float]]]:
+def _stat_listed(
+    root: Path, snapshot: _Snapshot
+) -> tuple[list[str], list[str], dict[str, tuple[int, float]]]:
     """Quick check: which listed files changed or disappeared (no directory is read)."""
     changed: list[str] = []
     removed: list[str] = []

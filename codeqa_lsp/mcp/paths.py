@@ -58,7 +58,9 @@ def relative_to_root(root: Path, raw: str) -> str:
     return "" if rel == "." else rel
 
 
-def resolve_file(root: Path, raw: str, settings: Settings, workspace_filter: WorkspaceFilter) -> ResolvedFile:
+def resolve_file(
+    root: Path, raw: str, settings: Settings, workspace_filter: WorkspaceFilter
+) -> ResolvedFile:
     """A workspace file an agent may read: inside the root, not a secret, readable text.
 
     Ignored and unsupported files are refused too, with the scanner's reason: the tools
@@ -93,7 +95,7 @@ def normalize_glob(root: Path, raw: str | None) -> str | None:
         # The literal directory part must be inside the root; the glob part is kept as is.
         cut = min((text.find(c) for c in "*?[" if c in text), default=len(text))
         prefix = text if cut == len(text) else text[:cut].rsplit("/", 1)[0]
-        rest = text[len(prefix):]
+        rest = text[len(prefix) :]
         rel = relative_to_root(root, prefix or "/")
         text = ((rel + rest) if rel else rest.lstrip("/")) or "*"
     if ".." in PurePosixPath(text).parts:

@@ -38,6 +38,8 @@ OUTLINE_MAX = 300
 SIGNATURE_CHARS = 160
 
 Kind = Literal["function", "method", "class", "module", "section"]
+
+
 def clean_text(text: str, redactor: Redactor) -> str:
     return strip_controls(redactor.redact(text))
 
@@ -65,11 +67,14 @@ class IndexState(BaseModel):
 
     indexing: bool = Field(description="a background index run is in progress")
     phase: str = Field(description="idle | starting | scan | chunk | embed | save")
-    done: int = Field(description="items done in the current phase (files while reading, chunks while embedding)")
+    done: int = Field(
+        description="items done in the current phase (files while reading, chunks while embedding)"
+    )
     total: int = Field(description="items in the current phase")
     coverage: float = Field(description="share of indexed chunks that have an embedding (0..1)")
     search_mode: Literal["hybrid", "keyword"] = Field(
-        description="hybrid = keyword + semantic; keyword = BM25 only (embeddings not ready)")
+        description="hybrid = keyword + semantic; keyword = BM25 only (embeddings not ready)"
+    )
     note: str = Field(default="", description="what an incomplete index means for this result")
 
 
@@ -80,14 +85,18 @@ class SearchHitOut(BaseModel):
     language: str
     start_line: int = Field(description="1-based, inclusive")
     end_line: int = Field(description="1-based, inclusive")
-    score: float = Field(description="fused relevance, higher is better (compare within one result)")
+    score: float = Field(
+        description="fused relevance, higher is better (compare within one result)"
+    )
     snippet: str = Field(description=f"first {SNIPPET_LINES} lines, at most {SNIPPET_CHARS} chars")
     snippet_truncated: bool
 
 
 class SearchResult(BaseModel):
     results: list[SearchHitOut]
-    confident: bool = Field(description="false when nothing matched strongly: treat results as weak leads")
+    confident: bool = Field(
+        description="false when nothing matched strongly: treat results as weak leads"
+    )
     reason: str = Field(default="", description="why the results are not confident")
     index: IndexState
 
@@ -102,12 +111,18 @@ class CitationOut(BaseModel):
 
 
 class AnswerResult(BaseModel):
-    answer: str = Field(description=f"markdown with [n] citation markers, at most {ANSWER_CHARS} chars")
+    answer: str = Field(
+        description=f"markdown with [n] citation markers, at most {ANSWER_CHARS} chars"
+    )
     truncated: bool
     citations: list[CitationOut]
     confident: bool
-    provider: str = Field(description="extractive (no model, nothing sent anywhere) or the model provider")
-    error: str | None = Field(default=None, description="why a configured model failed (fell back to extractive)")
+    provider: str = Field(
+        description="extractive (no model, nothing sent anywhere) or the model provider"
+    )
+    error: str | None = Field(
+        default=None, description="why a configured model failed (fell back to extractive)"
+    )
     index: IndexState
 
 
@@ -116,23 +131,29 @@ class DefinitionOut(BaseModel):
     kind: Kind
     start_line: int
     end_line: int
-    signature: str = Field(description=f"first line of the definition, at most {SIGNATURE_CHARS} chars")
+    signature: str = Field(
+        description=f"first line of the definition, at most {SIGNATURE_CHARS} chars"
+    )
 
 
 class ExplainResult(AnswerResult):
     target: DefinitionOut | None = Field(default=None, description="the definition explained")
     path: str = Field(description="workspace-relative path of the explained definition")
     alternatives: list[str] = Field(
-        default_factory=list, description="other definitions with the same name (path:line symbol)")
+        default_factory=list, description="other definitions with the same name (path:line symbol)"
+    )
 
 
 class OutlineResult(BaseModel):
     path: str
     language: str
-    definitions: list[DefinitionOut] = Field(description="in file order; split definitions appear once")
+    definitions: list[DefinitionOut] = Field(
+        description="in file order; split definitions appear once"
+    )
     truncated: bool = Field(description=f"more than {OUTLINE_MAX} definitions; the rest omitted")
     source: Literal["index", "disk"] = Field(
-        description="index: as indexed; disk: cut from the file now (not indexed yet, or changed)")
+        description="index: as indexed; disk: cut from the file now (not indexed yet, or changed)"
+    )
 
 
 class StatusResult(BaseModel):
@@ -153,11 +174,18 @@ class StatusResult(BaseModel):
 def definition_out(chunk: Chunk, redactor: Redactor) -> DefinitionOut:
     first = (chunk.signature or chunk.text).strip().splitlines()
     signature, _ = trim(clean_text(first[0] if first else "", redactor), SIGNATURE_CHARS)
-    return DefinitionOut(symbol=chunk.symbol, kind=chunk.kind, start_line=chunk.start_line,
-                         end_line=chunk.end_line, signature=signature.replace("\n…", "…"))
+    return DefinitionOut(
+        symbol=chunk.symbol,
+        kind=chunk.kind,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        signature=signature.replace("\n…", "…"),
+    )
 
 
-def outline_definitions(chunks: list[Chunk], redactor: Redactor) -> tuple[list[DefinitionOut], bool]:
+def outline_definitions(
+    chunks: list[Chunk], redactor: Redactor
+) -> tuple[list[DefinitionOut], bool]:
     """Definitions in file order; the parts of a split definition merge into one entry."""
     merged: dict[tuple[str, ChunkKind], Chunk] = {}
     spans: dict[tuple[str, ChunkKind], tuple[int, int]] = {}

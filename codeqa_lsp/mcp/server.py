@@ -48,12 +48,20 @@ returns ranked definitions with exact line ranges. `outline` lists a file's defi
 `explain` describes one definition and what it calls, `ask` gives a cited answer, `status` \
 says how complete the index is. Paths are relative to the workspace root."""
 
-Language = Annotated[str | None, Field(
-    description="only this language: python, javascript, typescript, tsx, go, rust, java, c, "
-                "cpp, ruby, csharp, php, bash, markdown (status lists what is indexed)")]
-PathFilter = Annotated[str | None, Field(
-    description="only paths matching this directory, file or gitignore-style glob, relative to "
-                "the root (e.g. 'src/', '*.py', 'lib/**/router*')")]
+Language = Annotated[
+    str | None,
+    Field(
+        description="only this language: python, javascript, typescript, tsx, go, rust, java, c, "
+        "cpp, ruby, csharp, php, bash, markdown (status lists what is indexed)"
+    ),
+]
+PathFilter = Annotated[
+    str | None,
+    Field(
+        description="only paths matching this directory, file or gitignore-style glob, relative to "
+        "the root (e.g. 'src/', '*.py', 'lib/**/router*')"
+    ),
+]
 
 
 def _reply(result: BaseModel) -> CallToolResult:
@@ -72,20 +80,33 @@ def _guard(call: Callable[[], Model]) -> CallToolResult:
 
 def build_server(service: CodeService) -> MCPServer:
     server: MCPServer = MCPServer(
-        name="codeqa", title="codeqa: codebase search and cited answers", version=__version__,
-        instructions=INSTRUCTIONS, log_level="WARNING")
+        name="codeqa",
+        title="codeqa: codebase search and cited answers",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
     remote_answers = service.settings.provider != "extractive" and service.settings.allow_remote
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
 
     @server.tool(annotations=read_only)
     def search(
-        query: Annotated[str, Field(description="what to find, in words or identifiers, e.g. "
-                                                 "'where do we retry failed uploads' or 'parse_args'")],
-        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="how many results")] = DEFAULT_TOP_K,
+        query: Annotated[
+            str,
+            Field(
+                description="what to find, in words or identifiers, e.g. "
+                "'where do we retry failed uploads' or 'parse_args'"
+            ),
+        ],
+        top_k: Annotated[
+            int, Field(ge=1, le=MAX_TOP_K, description="how many results")
+        ] = DEFAULT_TOP_K,
         language: Language = None,
         path: PathFilter = None,
-        kind: Annotated[Literal["function", "method", "class", "module", "section"] | None,
-                        Field(description="only this kind of chunk")] = None,
+        kind: Annotated[
+            Literal["function", "method", "class", "module", "section"] | None,
+            Field(description="only this kind of chunk"),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the workspace's code: ranked functions, methods and classes (and doc sections)
         with workspace-relative path, symbol, kind, exact 1-based line range, score and a short
@@ -96,8 +117,13 @@ def build_server(service: CodeService) -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=remote_answers))
     def ask(
-        question: Annotated[str, Field(description="a question about this codebase, e.g. 'how is "
-                                                    "the session cookie refreshed?'")],
+        question: Annotated[
+            str,
+            Field(
+                description="a question about this codebase, e.g. 'how is "
+                "the session cookie refreshed?'"
+            ),
+        ],
         language: Language = None,
         path: PathFilter = None,
     ) -> Annotated[CallToolResult, AnswerResult]:
@@ -109,10 +135,19 @@ def build_server(service: CodeService) -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=remote_answers))
     def explain(
-        path: Annotated[str | None, Field(description="file, relative to the root (with line)")] = None,
-        line: Annotated[int | None, Field(ge=1, description="1-based line inside the definition")] = None,
-        symbol: Annotated[str | None, Field(description="instead of path+line: a definition's "
-                                                         "name, e.g. 'parse_args' or 'Config.load'")] = None,
+        path: Annotated[
+            str | None, Field(description="file, relative to the root (with line)")
+        ] = None,
+        line: Annotated[
+            int | None, Field(ge=1, description="1-based line inside the definition")
+        ] = None,
+        symbol: Annotated[
+            str | None,
+            Field(
+                description="instead of path+line: a definition's "
+                "name, e.g. 'parse_args' or 'Config.load'"
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, ExplainResult]:
         """Explain one function, method or class: the definition enclosing `path`:`line`, or the
         one named `symbol`. Returns the explanation with citations, the definition's exact line

@@ -53,16 +53,29 @@ log = logging.getLogger(__name__)
 
 KINDS = ("function", "method", "class", "module", "section")
 MAX_ALTERNATIVES = 5
-_LANGUAGE_ALIASES = {"py": "python", "js": "javascript", "ts": "typescript", "c#": "csharp",
-                     "cs": "csharp", "c++": "cpp", "sh": "bash", "shell": "bash", "md": "markdown",
-                     "golang": "go", "rb": "ruby", "rs": "rust"}
+_LANGUAGE_ALIASES = {
+    "py": "python",
+    "js": "javascript",
+    "ts": "typescript",
+    "c#": "csharp",
+    "cs": "csharp",
+    "c++": "cpp",
+    "sh": "bash",
+    "shell": "bash",
+    "md": "markdown",
+    "golang": "go",
+    "rb": "ruby",
+    "rs": "rust",
+}
 MAX_QUESTION_CHARS = 2000  # a pasted bug report fits; a pasted file does not
 
 
 class CodeService:
     """One workspace root, served to MCP clients."""
 
-    def __init__(self, root: Path, settings: Settings | None = None, *, start_indexing: bool = True) -> None:
+    def __init__(
+        self, root: Path, settings: Settings | None = None, *, start_indexing: bool = True
+    ) -> None:
         self.workspace = CodeBase(root, settings)
         self.root = self.workspace.root
         self.settings = self.workspace.settings
@@ -76,8 +89,14 @@ class CodeService:
         self.workspace.close(wait=5)
 
     # -- tools -----------------------------------------------------------------------------
-    def search(self, query: str, top_k: int = 8, language: str | None = None,
-               path: str | None = None, kind: str | None = None) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        top_k: int = 8,
+        language: str | None = None,
+        path: str | None = None,
+        kind: str | None = None,
+    ) -> SearchResult:
         query = _required(query, "query")
         if not 1 <= top_k <= MAX_TOP_K:
             raise ToolInputError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k}")
@@ -90,24 +109,42 @@ class CodeService:
             if is_secret(chunk.path, chunk.text):  # the index never holds them; belt and braces
                 continue
             text, cut = snippet(chunk, self.redactor)
-            hits.append(SearchHitOut(
-                path=chunk.path, symbol=chunk.symbol, kind=chunk.kind, language=chunk.language,
-                start_line=chunk.start_line, end_line=chunk.end_line, score=round(hit.score, 4),
-                snippet=text, snippet_truncated=cut))
-        return SearchResult(results=hits, confident=response.confident and bool(hits),
-                            reason=response.reason, index=self.index_state())
+            hits.append(
+                SearchHitOut(
+                    path=chunk.path,
+                    symbol=chunk.symbol,
+                    kind=chunk.kind,
+                    language=chunk.language,
+                    start_line=chunk.start_line,
+                    end_line=chunk.end_line,
+                    score=round(hit.score, 4),
+                    snippet=text,
+                    snippet_truncated=cut,
+                )
+            )
+        return SearchResult(
+            results=hits,
+            confident=response.confident and bool(hits),
+            reason=response.reason,
+            index=self.index_state(),
+        )
 
-    def ask(self, question: str, language: str | None = None, path: str | None = None) -> AnswerResult:
+    def ask(
+        self, question: str, language: str | None = None, path: str | None = None
+    ) -> AnswerResult:
         question = _required(question, "question")
         if len(question) > MAX_QUESTION_CHARS:
-            raise ToolInputError(f"question is {len(question)} characters; at most {MAX_QUESTION_CHARS}")
+            raise ToolInputError(
+                f"question is {len(question)} characters; at most {MAX_QUESTION_CHARS}"
+            )
         filters = self._filters(language, path, None)
         self._refresh()
         answer = self.workspace.ask(question, filters=filters)
         return AnswerResult(**self._answer_fields(answer))
 
-    def explain(self, path: str | None = None, line: int | None = None,
-                symbol: str | None = None) -> ExplainResult:
+    def explain(
+        self, path: str | None = None, line: int | None = None, symbol: str | None = None
+    ) -> ExplainResult:
         if symbol and (path or line):
             raise ToolInputError("give either path and line, or symbol, not both")
         self._refresh()
@@ -123,8 +160,11 @@ class CodeService:
         answer = self.workspace.explain(rel, line)
         target = answer.chunks[0] if answer.chunks else None
         return ExplainResult(
-            **self._answer_fields(answer), path=rel, alternatives=alternatives,
-            target=definition_out(target, self.redactor) if target is not None else None)
+            **self._answer_fields(answer),
+            path=rel,
+            alternatives=alternatives,
+            target=definition_out(target, self.redactor) if target is not None else None,
+        )
 
     def outline(self, path: str) -> OutlineResult:
         self._refresh()
@@ -132,13 +172,14 @@ class CodeService:
         rel = resolved.rel_path
         chunks = self.workspace.chunks(path=rel)
         indexed = self.workspace.indexed_files().get(rel)
-        source: str = "index"
+        source: Literal["index", "disk"] = "index"
         if not chunks or indexed != (resolved.source.size, resolved.source.mtime):
             chunks, source = self.workspace.chunk_text(rel, resolved.source.text), "disk"
         definitions, truncated = outline_definitions(chunks, self.redactor)
         language = chunks[0].language if chunks else "unknown"
-        return OutlineResult(path=rel, language=language, definitions=definitions,
-                             truncated=truncated, source=source)  # type: ignore[arg-type]
+        return OutlineResult(
+            path=rel, language=language, definitions=definitions, truncated=truncated, source=source
+        )
 
     def status(self) -> StatusResult:
         self._refresh()
@@ -150,10 +191,19 @@ class CodeService:
             if not self.settings.allow_remote:
                 answers = "extractive (a remote provider is configured but allowRemote is false)"
         return StatusResult(
-            root=s.root, files=s.files, chunks=s.chunks, embedded=s.embedded, languages=s.languages,
-            embedder=f"{s.embedder} ({s.embedding_model}, dim {s.dimension})", answers=answers,
-            skipped=s.skipped, last_indexed=self.keeper.last_indexed or s.last_updated,
-            last_error=self.keeper.last_error, index_dir=s.index_dir, index=self.index_state())
+            root=s.root,
+            files=s.files,
+            chunks=s.chunks,
+            embedded=s.embedded,
+            languages=s.languages,
+            embedder=f"{s.embedder} ({s.embedding_model}, dim {s.dimension})",
+            answers=answers,
+            skipped=s.skipped,
+            last_indexed=self.keeper.last_indexed or s.last_updated,
+            last_error=self.keeper.last_error,
+            index_dir=s.index_dir,
+            index=self.index_state(),
+        )
 
     # -- shared pieces ---------------------------------------------------------------------
     def index_state(self) -> IndexState:
@@ -166,16 +216,26 @@ class CodeService:
         mode: Literal["hybrid", "keyword"] = "keyword" if keyword else "hybrid"
         note = ""
         if reading:
-            note = (f"indexing in the background ({progress.done}/{progress.total} files read): "
-                    "results cover only part of the workspace; call again or check status")
+            note = (
+                f"indexing in the background ({progress.done}/{progress.total} files read): "
+                "results cover only part of the workspace; call again or check status"
+            )
         elif progress.indexing:
-            note = (f"keyword search over the whole workspace; semantic embeddings cover "
-                    f"{coverage:.0%} so far and are still being computed ({progress.done}/{progress.total})")
+            note = (
+                f"keyword search over the whole workspace; semantic embeddings cover "
+                f"{coverage:.0%} so far and are still being computed ({progress.done}/{progress.total})"
+            )
         elif coverage < 1.0:
             note = f"semantic embeddings cover {coverage:.0%}; keyword search covers everything"
-        return IndexState(indexing=progress.indexing, phase=progress.phase, done=progress.done,
-                          total=progress.total, coverage=round(coverage, 4), search_mode=mode,
-                          note=note)
+        return IndexState(
+            indexing=progress.indexing,
+            phase=progress.phase,
+            done=progress.done,
+            total=progress.total,
+            coverage=round(coverage, 4),
+            search_mode=mode,
+            note=note,
+        )
 
     def _refresh(self) -> None:
         try:
@@ -185,19 +245,31 @@ class CodeService:
             self.keeper.last_error = f"freshness check failed: {exc}"
             return
         if outcome.updated or outcome.removed:
-            log.info("re-indexed %d changed and %d removed files in %.0f ms",
-                     outcome.updated, outcome.removed, outcome.seconds * 1000)
+            log.info(
+                "re-indexed %d changed and %d removed files in %.0f ms",
+                outcome.updated,
+                outcome.removed,
+                outcome.seconds * 1000,
+            )
 
-    def _filters(self, language: str | None, path: str | None, kind: str | None) -> SearchFilters | None:
+    def _filters(
+        self, language: str | None, path: str | None, kind: str | None
+    ) -> SearchFilters | None:
         if kind is not None and kind not in KINDS:
             raise ToolInputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         glob = normalize_glob(self.root, path)
-        lang = _LANGUAGE_ALIASES.get(language.strip().lower(), language.strip().lower()) if language else ""
+        lang = (
+            _LANGUAGE_ALIASES.get(language.strip().lower(), language.strip().lower())
+            if language
+            else ""
+        )
         if lang and not self.keeper.indexing():
             indexed = self.workspace.status().languages
             if lang not in indexed:  # an empty result would read as "no such code"
-                raise ToolInputError(f"no indexed code in language {language!r}; indexed languages: "
-                                     f"{', '.join(sorted(indexed)) or 'none'}")
+                raise ToolInputError(
+                    f"no indexed code in language {language!r}; indexed languages: "
+                    f"{', '.join(sorted(indexed)) or 'none'}"
+                )
         filters = SearchFilters(
             languages=(lang,) if lang else (),
             path_globs=(glob,) if glob else (),
@@ -206,38 +278,63 @@ class CodeService:
         return None if filters.is_empty() else filters
 
     def _readable_file(self, path: str) -> ResolvedFile:
-        return resolve_file(self.root, path, self.settings, WorkspaceFilter(self.root, self.settings))
+        return resolve_file(
+            self.root, path, self.settings, WorkspaceFilter(self.root, self.settings)
+        )
 
     def _locate_symbol(self, symbol: str) -> tuple[str, int, list[str]]:
         """The definition an agent names (`parse_args`, `Config.load`): exact matches first."""
         if not symbol:
             raise ToolInputError("symbol is empty")
-        found = [c for c in self.workspace.definitions(symbol.rsplit(".", 1)[-1])
-                 if not is_secret(c.path, c.text)]
+        found = [
+            c
+            for c in self.workspace.definitions(symbol.rsplit(".", 1)[-1])
+            if not is_secret(c.path, c.text)
+        ]
         found = [c for c in found if c.symbol == symbol or c.symbol.endswith("." + symbol)] or found
         if not found:
             hint = " (the index is still being built)" if self.keeper.indexing() else ""
             raise ToolInputError(f"no definition named {symbol!r} in the index{hint}; try search")
         found.sort(key=_definition_rank(symbol))
         best = found[0]
-        others = [f"{c.path}:{c.start_line} {c.symbol}" for c in found[1:] if c.symbol != best.symbol
-                  or c.path != best.path][:MAX_ALTERNATIVES]
+        others = [
+            f"{c.path}:{c.start_line} {c.symbol}"
+            for c in found[1:]
+            if c.symbol != best.symbol or c.path != best.path
+        ][:MAX_ALTERNATIVES]
         return best.path, best.start_line, others
 
     def _answer_fields(self, answer: Answer) -> dict[str, Any]:
         # The editor's "no model configured, here is how to set one" note is ~400 characters
         # of an agent's context saying what `provider: extractive` already says.
-        body = answer.text.replace(NO_MODEL_NOTE, "").strip() if answer.provider == "extractive" else answer.text
+        body = (
+            answer.text.replace(NO_MODEL_NOTE, "").strip()
+            if answer.provider == "extractive"
+            else answer.text
+        )
         text, cut = trim(clean_text(body, self.redactor), ANSWER_CHARS)
         citations = [
-            CitationOut(number=c.number, path=c.path, start_line=c.start_line, end_line=c.end_line,
-                        symbol=c.symbol, stale=c.stale)
-            for c in answer.citations if not is_secret(c.path, "")
+            CitationOut(
+                number=c.number,
+                path=c.path,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                symbol=c.symbol,
+                stale=c.stale,
+            )
+            for c in answer.citations
+            if not is_secret(c.path, "")
         ]
         error = clean_text(answer.error, self.redactor) if answer.error else None
-        return {"answer": text, "truncated": cut, "citations": citations,
-                "confident": answer.confident, "provider": answer.provider, "error": error,
-                "index": self.index_state()}
+        return {
+            "answer": text,
+            "truncated": cut,
+            "citations": citations,
+            "confident": answer.confident,
+            "provider": answer.provider,
+            "error": error,
+            "index": self.index_state(),
+        }
 
 
 def _required(value: str, name: str) -> str:
@@ -249,11 +346,13 @@ def _required(value: str, name: str) -> str:
 
 def _definition_rank(symbol: str) -> Callable[[Chunk], tuple[int, int, int, str, int]]:
     """Exact qualified name first, then definitions over module chunks, then source over tests."""
+
     def key(chunk: Chunk) -> tuple[int, int, int, str, int]:
         exact = 0 if chunk.symbol == symbol else 1
         kind = 0 if chunk.kind in ("function", "method", "class") else 1
         test = 1 if "test" in chunk.path.lower() else 0
         return exact, kind, test, chunk.path, chunk.start_line
+
     return key
 
 

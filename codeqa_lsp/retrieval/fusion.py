@@ -101,7 +101,8 @@ DEFAULT_FUSION = FusionConfig()
 FUSION_BY_EMBEDDER: dict[str, FusionConfig] = {
     "hash": FusionConfig(method="minmax", weights={"bm25": 0.6, "dense": 0.4}),
     "local": FusionConfig(
-        method="minmax", weights={"bm25": 0.4, "dense": 0.6},
+        method="minmax",
+        weights={"bm25": 0.4, "dense": 0.6},
         dense_confidence=DenseConfidence(low=0.45, high=0.70, bm25_high=0.45, bm25_low=0.15),
     ),
 }
@@ -112,7 +113,9 @@ def fusion_for(embedder_name: str) -> FusionConfig:
     return FUSION_BY_EMBEDDER.get(embedder_name, DEFAULT_FUSION)
 
 
-def fuse(arms: Mapping[str, Ranked], config: FusionConfig = DEFAULT_FUSION) -> list[tuple[str, float]]:
+def fuse(
+    arms: Mapping[str, Ranked], config: FusionConfig = DEFAULT_FUSION
+) -> list[tuple[str, float]]:
     """Fused (id, score) list, best first; ties keep first-seen order (stable)."""
     present = {name: ranked for name, ranked in arms.items() if ranked}
     if not present:

@@ -93,8 +93,12 @@ class DefinitionGraph:
             by_path.setdefault(definition.path, []).append(definition)
         edges: set[tuple[int, int]] = set()
         for path, in_file in by_path.items():
-            resolver = Resolver(path, in_file, imports_of(file_refs.get(path, [])),
-                                lambda name: self.by_name.get(name, []))
+            resolver = Resolver(
+                path,
+                in_file,
+                imports_of(file_refs.get(path, [])),
+                lambda name: self.by_name.get(name, []),
+            )
             for definition in in_file:
                 source = key_to_node[(path, definition.symbol)]
                 for call in dict.fromkeys(calls_of(refs_by_node.get(source, []))):
@@ -143,9 +147,12 @@ class _Cache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         # Keyed by the indexer itself (weakly): an id could be reused by a later index.
-        self.graphs: weakref.WeakKeyDictionary[Indexer, tuple[tuple[int, int], float, DefinitionGraph]] = (
-            weakref.WeakKeyDictionary())
-        self.building: weakref.WeakKeyDictionary[Indexer, Future[None]] = weakref.WeakKeyDictionary()
+        self.graphs: weakref.WeakKeyDictionary[
+            Indexer, tuple[tuple[int, int], float, DefinitionGraph]
+        ] = weakref.WeakKeyDictionary()
+        self.building: weakref.WeakKeyDictionary[Indexer, Future[None]] = (
+            weakref.WeakKeyDictionary()
+        )
         # One long-lived worker: the store opens a reader connection per thread, so a thread
         # per build would leave one connection behind per rebuild.
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeqa-graph")
@@ -159,7 +166,8 @@ class _Cache:
         with self.lock:
             cached = self.graphs.get(key)
             fresh = cached is not None and (
-                cached[0] == generation or time.monotonic() - cached[1] < REBUILD_SECONDS)
+                cached[0] == generation or time.monotonic() - cached[1] < REBUILD_SECONDS
+            )
             build = self.building.get(key)
             if not fresh and build is None:
                 build = self.building[key] = self.pool.submit(self._build, indexer, key, generation)
@@ -192,8 +200,9 @@ def graph_for(indexer: Indexer, wait: bool = False) -> DefinitionGraph | None:
     return _cache.get(indexer, wait)
 
 
-def adjust(indexer: Indexer, info: QueryInfo, fused: list[tuple[str, float]],
-           chunks: dict[str, Chunk]) -> list[tuple[str, float]]:
+def adjust(
+    indexer: Indexer, info: QueryInfo, fused: list[tuple[str, float]], chunks: dict[str, Chunk]
+) -> list[tuple[str, float]]:
     """The searcher's hook: `fused` (chunk id, score), best first, re-scored by structure."""
     if not fused:
         return fused
@@ -207,8 +216,9 @@ def adjust(indexer: Indexer, info: QueryInfo, fused: list[tuple[str, float]],
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
-def _graph_features(graph: DefinitionGraph, info: QueryInfo, scores: dict[str, float],
-                    chunks: dict[str, Chunk]) -> None:
+def _graph_features(
+    graph: DefinitionGraph, info: QueryInfo, scores: dict[str, float], chunks: dict[str, Chunk]
+) -> None:
     best = max(scores.values())
     if PAGERANK_WEIGHT:
         for doc, score in scores.items():
@@ -221,7 +231,11 @@ def _graph_features(graph: DefinitionGraph, info: QueryInfo, scores: dict[str, f
             found = graph.by_name.get(ident.rsplit(".", 1)[-1], [])
             if 0 < len(found) <= MAX_NAMED:
                 named.update(graph.node_of[d.id] for d in found if d.id in graph.node_of)
-        near = set().union(*(graph.neighbours.get(n, set()) for n in named)) - named if named else set()
+        near = (
+            set().union(*(graph.neighbours.get(n, set()) for n in named)) - named
+            if named
+            else set()
+        )
         for doc in scores:
             if graph.node_of.get(doc) in near:
                 scores[doc] += NEIGHBOUR_BOOST * abs(best)

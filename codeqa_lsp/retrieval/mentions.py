@@ -22,7 +22,9 @@ from pathlib import PurePosixPath
 _FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.$]+))?')
 # `at f (x/y.js:12:3)` / `at x/y.js:12:3` (JavaScript stacks).
 _JS_FRAME = re.compile(r"\bat (?:([\w$.<>]+) )?\(?([^\s()]+?\.[cm]?[jt]sx?):(\d+)(?::\d+)?\)?")
-_SOURCE_EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|lua|sh)"
+_SOURCE_EXT = (
+    r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|lua|sh)"
+)
 _FILE_NAME = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.{_SOURCE_EXT})\b")
 # `sphinx.ext.autodoc`, `sympy.core.expr.Expr`: lowercase dotted chains of 2+ parts.
 _DOTTED = re.compile(r"(?<![\w.])([a-z_][a-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){1,6})(?![\w(])")

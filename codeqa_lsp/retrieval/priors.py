@@ -32,7 +32,9 @@ _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/"
     r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|\.(test|spec)\.[^/.]+$|(^|/)conftest\.py$"
 )
-_CHANGELOG = re.compile(r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$", re.IGNORECASE)
+_CHANGELOG = re.compile(
+    r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$", re.IGNORECASE
+)
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|bench)/")
 _DOC_EXT = re.compile(r"\.(md|rst|txt|adoc)$", re.IGNORECASE)
 
@@ -43,7 +45,12 @@ _DOC_EXT = re.compile(r"\.(md|rst|txt|adoc)$", re.IGNORECASE)
 # Lite (bench/swebench.py, hash, first 9 instances): with the short-query priors .rst docs,
 # issue templates and test roots took 2-3 of the top 5 files on pytest and sphinx issues.
 LONG_QUERY_FACTORS: dict[str, float] = {
-    "source": 1.0, "test": 0.4, "changelog": 0.3, "meta": 0.3, "doc": 0.5, "example": 0.5,
+    "source": 1.0,
+    "test": 0.4,
+    "changelog": 0.3,
+    "meta": 0.3,
+    "doc": 0.5,
+    "example": 0.5,
 }
 
 _META_FILE = re.compile(
@@ -53,19 +60,62 @@ _META_FILE = re.compile(
     re.IGNORECASE,
 )
 
-_TEST_WORDS = frozenset({"test", "tests", "tested", "testing", "spec", "specs", "fixture", "fixtures"})
-_HISTORY_WORDS = frozenset({"changelog", "history", "changed", "release", "released", "version", "versions"})
-_DOC_WORDS = frozenset({"doc", "docs", "documentation", "documented", "readme", "guide", "tutorial"})
-_META_WORDS = frozenset({
-    "license", "licence", "licensed", "copyright", "ci", "workflow", "workflows", "yaml", "yml",
-    "config", "configuration", "configured", "toml", "json", "funding", "sponsor", "dependency",
-    "dependencies", "install", "installed", "package", "packaging", "build",
-})
+_TEST_WORDS = frozenset(
+    {"test", "tests", "tested", "testing", "spec", "specs", "fixture", "fixtures"}
+)
+_HISTORY_WORDS = frozenset(
+    {"changelog", "history", "changed", "release", "released", "version", "versions"}
+)
+_DOC_WORDS = frozenset(
+    {"doc", "docs", "documentation", "documented", "readme", "guide", "tutorial"}
+)
+_META_WORDS = frozenset(
+    {
+        "license",
+        "licence",
+        "licensed",
+        "copyright",
+        "ci",
+        "workflow",
+        "workflows",
+        "yaml",
+        "yml",
+        "config",
+        "configuration",
+        "configured",
+        "toml",
+        "json",
+        "funding",
+        "sponsor",
+        "dependency",
+        "dependencies",
+        "install",
+        "installed",
+        "package",
+        "packaging",
+        "build",
+    }
+)
 _EXAMPLE_WORDS = frozenset({"example", "examples", "demo", "sample", "benchmark"})
-_DECLARATION_WORDS = frozenset({
-    "stub", "stubs", "pyi", "overload", "overloads", "abstract", "declaration", "declarations",
-    "declared", "signature", "signatures", "interface", "typing", "annotation", "annotations",
-})
+_DECLARATION_WORDS = frozenset(
+    {
+        "stub",
+        "stubs",
+        "pyi",
+        "overload",
+        "overloads",
+        "abstract",
+        "declaration",
+        "declarations",
+        "declared",
+        "signature",
+        "signatures",
+        "interface",
+        "typing",
+        "annotation",
+        "annotations",
+    }
+)
 
 
 def is_non_code(path: str) -> bool:

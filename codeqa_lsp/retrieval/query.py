@@ -79,7 +79,7 @@ def symbol_matches(symbol: str, identifier: str) -> bool:
     have = [p for p in symbol.split(".") if p != "prototype"]
     if len(wanted) == 1:
         return have[-1] == wanted[0]
-    return have[-len(wanted):] == wanted
+    return have[-len(wanted) :] == wanted
 
 
 # -- long queries ---------------------------------------------------------------------------
@@ -109,12 +109,17 @@ def code_terms(query: str) -> set[str]:
     pieces = [m.group() for m in _FENCED.finditer(query)]
     pieces += [m.group() for m in _INLINE_CODE.finditer(query)]
     pieces += [m.group() for m in _CODE_LINE.finditer(query)]
-    pieces += [w for w in (m.group() for m in _CANDIDATE.finditer(query)) if looks_like_identifier(w)]
+    pieces += [
+        w for w in (m.group() for m in _CANDIDATE.finditer(query)) if looks_like_identifier(w)
+    ]
     return {t for piece in pieces for t in tokenize(piece)}
 
 
 def salient_terms(
-    query: str, terms: list[str], document_counts: dict[str, int], total_documents: int,
+    query: str,
+    terms: list[str],
+    document_counts: dict[str, int],
+    total_documents: int,
     keep: int = SALIENT_TERMS,
 ) -> list[str]:
     """The `keep` most telling terms of a long query: IDF (over files) × how often the query
@@ -133,7 +138,9 @@ def salient_terms(
         if df <= 0:
             continue
         idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        weight = idf * (1 + math.log(counts.get(term, 1))) * (CODE_TERM_WEIGHT if term in code else 1.0)
+        weight = (
+            idf * (1 + math.log(counts.get(term, 1))) * (CODE_TERM_WEIGHT if term in code else 1.0)
+        )
         scored.append((weight, term))
     scored.sort(key=lambda item: -item[0])
     return [term for _, term in scored[:keep]]

@@ -77,13 +77,20 @@ def rest_of_files(
     biggest: dict[str, int] = {}
     for chunk, _ in candidates:
         biggest[chunk.path] = max(biggest.get(chunk.path, 0), chunk.end_byte - chunk.start_byte)
-    return {path: max(0.0, 1.0 - biggest[path] / size)
-            for path, size in file_sizes.items() if path in biggest and size > 0}
+    return {
+        path: max(0.0, 1.0 - biggest[path] / size)
+        for path, size in file_sizes.items()
+        if path in biggest and size > 0
+    }
 
 
 def features(
-    chunk: Chunk, fused: float, file_scores: Mapping[str, float], evidence: Evidence,
-    priors: QueryPriors, rest: Mapping[str, float] | None = None,
+    chunk: Chunk,
+    fused: float,
+    file_scores: Mapping[str, float],
+    evidence: Evidence,
+    priors: QueryPriors,
+    rest: Mapping[str, float] | None = None,
 ) -> Features:
     frame = 0.0
     if evidence.functions:
@@ -113,8 +120,11 @@ def normalized_files(ranked: Sequence[tuple[str, float]]) -> dict[str, float]:
 
 
 def rerank(
-    candidates: Sequence[tuple[Chunk, float]], file_scores: Mapping[str, float],
-    evidence: Evidence, priors: QueryPriors, weights: Weights,
+    candidates: Sequence[tuple[Chunk, float]],
+    file_scores: Mapping[str, float],
+    evidence: Evidence,
+    priors: QueryPriors,
+    weights: Weights,
     file_sizes: Mapping[str, int] | None = None,
 ) -> list[tuple[Chunk, float]]:
     """Candidates (chunk, fused score) re-scored and sorted, best first (stable)."""

@@ -134,18 +134,26 @@ class HybridSearcher:
         if not hits:
             verdict = type(verdict)(False, verdict.reason or "no results")
         return SearchResponse(
-            query=query, hits=hits, confident=verdict.confident, coverage=coverage,
+            query=query,
+            hits=hits,
+            confident=verdict.confident,
+            coverage=coverage,
             reason=verdict.reason,
         )
 
     def _verdict(
-        self, query: str, arms: _Arms, mode: SearchMode, ranked: list[tuple[Chunk, float]],
+        self,
+        query: str,
+        arms: _Arms,
+        mode: SearchMode,
+        ranked: list[tuple[Chunk, float]],
         exact_ids: set[str],
     ) -> Verdict:
         """Confidence from code evidence only: a LICENSE, CI file or changelog that matches
         best never makes a question about behaviour confident (unless it asks about them,
         `QueryPriors`), and a ranking led only by such files is not confident."""
         allowed = QueryPriors(query).factors
+
         def counts(chunk: Chunk) -> bool:
             kind = path_kind(chunk.path)
             return not is_non_code(chunk.path) or allowed.get(kind, 1.0) >= 1.0
@@ -157,10 +165,15 @@ class HybridSearcher:
         top_bm25 = next((c for c, _ in arms.bm25 if counts(c)), None) if mode != "dense" else None
         head = [c for c, _ in ranked[:NON_CODE_HEAD]]
         if head and not any(counts(c) for c in head):
-            return Verdict(False, "no good source: the best matches are not code "
-                           f"({', '.join(dict.fromkeys(c.path for c in head))})")
+            return Verdict(
+                False,
+                "no good source: the best matches are not code "
+                f"({', '.join(dict.fromkeys(c.path for c in head))})",
+            )
         return judge(
-            query, top_bm25=top_bm25, top_cosine=top_cosine,
+            query,
+            top_bm25=top_bm25,
+            top_cosine=top_cosine,
             floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
             exact_symbol=bool(exact_ids),
         )
@@ -173,7 +186,11 @@ class HybridSearcher:
             return self._pool
 
     def _run_arms(
-        self, query: str, limit: int, filters: SearchFilters | None, mode: SearchMode,
+        self,
+        query: str,
+        limit: int,
+        filters: SearchFilters | None,
+        mode: SearchMode,
         coverage: float,
     ) -> _Arms:
         want_dense = mode != "bm25" and coverage > 0
@@ -190,8 +207,12 @@ class HybridSearcher:
             dense = self.indexer.dense(query, limit, filters)
         else:
             dense = None
-        arms = _Arms(bm25=_passing(bm25, filters), dense=None if dense is None else _passing(dense, filters),
-                     terms=terms, long_query=long_query)
+        arms = _Arms(
+            bm25=_passing(bm25, filters),
+            dense=None if dense is None else _passing(dense, filters),
+            terms=terms,
+            long_query=long_query,
+        )
         if arms.dense is not None:
             arms.cosines = {c.id: score for c, score in arms.dense}
             if mode == "hybrid":
@@ -221,7 +242,9 @@ class HybridSearcher:
         if vector is None:
             return {}
         found: dict[str, float] = {}
-        for chunk, row in zip(missing, self.indexer.vectors_for([c.id for c in missing]), strict=True):
+        for chunk, row in zip(
+            missing, self.indexer.vectors_for([c.id for c in missing]), strict=True
+        ):
             if row is not None:
                 found[chunk.id] = float(row @ vector)
         return found
@@ -263,7 +286,10 @@ class HybridSearcher:
         return [(chunks[doc], score) for doc, score in order], set(named_ids)
 
     def _second_stage(
-        self, query: str, ranked: list[tuple[Chunk, float]], arms: _Arms,
+        self,
+        query: str,
+        ranked: list[tuple[Chunk, float]],
+        arms: _Arms,
         filters: SearchFilters | None,
     ) -> list[tuple[Chunk, float]]:
         """File-level evidence and mentions, then the feature reranker (`rerank.py`)."""
@@ -282,8 +308,11 @@ class HybridSearcher:
         priors = QueryPriors(query, long_query=arms.long_query)
         # Short questions want a definition: the file term counts only the rest of its file
         # (`rerank.rest_of_files`). A pasted issue wants files: whole-file evidence stays whole.
-        sizes = {} if arms.long_query else self.indexer.file_sizes(
-            list({c.path for c, _ in candidates if c.path in files}))
+        sizes = (
+            {}
+            if arms.long_query
+            else self.indexer.file_sizes(list({c.path for c, _ in candidates if c.path in files}))
+        )
         return rerank(candidates, files, evidence, priors, weights, sizes)
 
     def _short_weights(self, arms: _Arms) -> Weights:
@@ -318,7 +347,9 @@ class HybridSearcher:
         out: list[Chunk] = []
         for name in evidence.functions:
             out.extend(c for c in self.indexer.definitions(name) if c.path in evidence.paths)
-        out.extend(self.indexer.get_chunks(_best_named(self.indexer.definitions_in_paths(paths), terms)))
+        out.extend(
+            self.indexer.get_chunks(_best_named(self.indexer.definitions_in_paths(paths), terms))
+        )
         return [c for c in out if chunk_passes(c, filters)]
 
     def _named_definitions(self, info: QueryInfo, filters: SearchFilters | None) -> list[Chunk]:
@@ -328,7 +359,8 @@ class HybridSearcher:
         for ident in info.identifiers:
             name = ident.rsplit(".", 1)[-1]
             matches = [
-                c for c in self.indexer.definitions(name)
+                c
+                for c in self.indexer.definitions(name)
                 if symbol_matches(c.symbol, ident) and chunk_passes(c, filters) and c.part == 0
             ]
             if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
@@ -384,8 +416,13 @@ def _hits(
         d_rank, d_score = dense.get(chunk.id, (None, arms.cosines.get(chunk.id)))
         hits.append(
             SearchHit(
-                chunk=chunk, score=float(score), bm25_rank=b_rank, bm25_score=b_score,
-                dense_rank=d_rank, dense_score=d_score, exact_symbol=chunk.id in exact_ids,
+                chunk=chunk,
+                score=float(score),
+                bm25_rank=b_rank,
+                bm25_score=b_score,
+                dense_rank=d_rank,
+                dense_score=d_score,
+                exact_symbol=chunk.id in exact_ids,
             )
         )
     return hits

@@ -23,6 +23,7 @@ from codeqa_lsp.server.transport import DEFAULT_AUTH_TIMEOUT_SECONDS
 SWITCH_INTERVAL_SECONDS = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
+
 def redact(text: str) -> str:
     """Log lines: the shared secret shapes plus keyed values, bearer tokens, URL userinfo."""
     return redact_secrets(text, LOG_REDACTED, logs=True)
@@ -48,7 +49,9 @@ class RedactingFilter(logging.Filter):
 def configure_logging(level_name: str, log_file: str | None) -> None:
     level = getattr(logging, level_name.upper())
     handler: logging.Handler = (
-        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+        logging.FileHandler(log_file, encoding="utf-8")
+        if log_file
+        else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     handler.addFilter(RedactingFilter())
@@ -56,7 +59,9 @@ def configure_logging(level_name: str, log_file: str | None) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     # pygls logs every message it sends at INFO; keep that for --log-level debug only.
-    logging.getLogger("pygls").setLevel(level if level <= logging.DEBUG else max(level, logging.WARNING))
+    logging.getLogger("pygls").setLevel(
+        level if level <= logging.DEBUG else max(level, logging.WARNING)
+    )
 
 
 def _host_port(value: str) -> tuple[str, int]:
@@ -71,32 +76,47 @@ def build_parser() -> argparse.ArgumentParser:
         prog="codeqa-lsp", description="Language server: ask questions about your codebase."
     )
     transport = parser.add_mutually_exclusive_group()
-    transport.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (default)")
-    transport.add_argument("--tcp", type=_host_port, metavar="HOST:PORT", help="listen on a TCP port")
-    parser.add_argument(
-        "--token-file", metavar="PATH",
-        help="TCP: read the client's token from this 0600 file (or write a new one there); "
-             "default: $CODEQA_LSP_TOKEN, else a new token in $XDG_RUNTIME_DIR/codeqa-lsp/tcp-PORT.token",
+    transport.add_argument(
+        "--stdio", action="store_true", help="talk LSP over stdin/stdout (default)"
+    )
+    transport.add_argument(
+        "--tcp", type=_host_port, metavar="HOST:PORT", help="listen on a TCP port"
     )
     parser.add_argument(
-        "--max-clients", type=int, default=1, metavar="N",
+        "--token-file",
+        metavar="PATH",
+        help="TCP: read the client's token from this 0600 file (or write a new one there); "
+        "default: $CODEQA_LSP_TOKEN, else a new token in $XDG_RUNTIME_DIR/codeqa-lsp/tcp-PORT.token",
+    )
+    parser.add_argument(
+        "--max-clients",
+        type=int,
+        default=1,
+        metavar="N",
         help="TCP: serve N client sessions one after another, then exit (default 1)",
     )
     parser.add_argument(
-        "--auth-timeout", type=float, default=DEFAULT_AUTH_TIMEOUT_SECONDS,
+        "--auth-timeout",
+        type=float,
+        default=DEFAULT_AUTH_TIMEOUT_SECONDS,
         metavar="SECONDS",
         help="TCP: close a connection that has not authenticated within this time (default 10)",
     )
     parser.add_argument(
-        "--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N",
+        "--max-message-bytes",
+        type=int,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        metavar="N",
         help="refuse (-32600) and skip any message larger than this (default 64 MB)",
     )
     parser.add_argument(
-        "--base-url", metavar="URL",
+        "--base-url",
+        metavar="URL",
         help="trusted answer endpoint (OpenAI-compatible server or gateway): may receive your API key",
     )
     parser.add_argument(
-        "--embedding-base-url", metavar="URL",
+        "--embedding-base-url",
+        metavar="URL",
         help="trusted embedding endpoint: may receive your API key",
     )
     parser.add_argument("--log-file", help="write logs here instead of stderr")
@@ -120,7 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     server = build_server()
     server.trusted_settings = {
-        k: v for k, v in (("baseUrl", args.base_url), ("embeddingBaseUrl", args.embedding_base_url)) if v
+        k: v
+        for k, v in (("baseUrl", args.base_url), ("embeddingBaseUrl", args.embedding_base_url))
+        if v
     }
     if args.tcp:
         host, port = args.tcp
@@ -131,8 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if written is not None:
             sys.stderr.write(f"codeqa-lsp: TCP token written to {written}\n")
-        transport.serve_tcp(server, host, port, token, args.max_message_bytes, args.max_clients,
-                            args.auth_timeout)
+        transport.serve_tcp(
+            server, host, port, token, args.max_message_bytes, args.max_clients, args.auth_timeout
+        )
     else:
         transport.serve_stdio(server, args.max_message_bytes)
     # LSP: exit code 0 only when `shutdown` came first. By now `shutdown` has persisted and

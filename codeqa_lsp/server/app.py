@@ -167,7 +167,9 @@ class CodeQAServer(LanguageServer):
 
     # -- messages to the user -------------------------------------------------------------------
     def warn(self, message: str) -> None:
-        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
 
     def report_settings_problems(self, problems: list[str]) -> None:
         """Show each distinct settings problem once (configuration is re-read often)."""
@@ -209,11 +211,13 @@ class CodeQAServer(LanguageServer):
         trusted = {**(user or {}), **self.trusted_settings}
         settings, problems = Settings.from_wire({**from_workspace, **trusted})
         self.report_settings_problems(problems)
+
         def given(source: dict[str, Any], name: str) -> bool:
             return any(source.get(k) is not None for k in (SETTINGS[name].wire, name))
 
         scoped = frozenset(
-            name for name in PROVENANCE_FIELDS
+            name
+            for name in PROVENANCE_FIELDS
             if given(from_workspace, name) and not given(trusted, name)
         )
         for name in USER_ONLY_FIELDS:
@@ -221,7 +225,9 @@ class CodeQAServer(LanguageServer):
                 # e.g. a shared index sees every question (query text and vector): a
                 # repository's own settings file must not choose where they go (README "Privacy").
                 self.report_settings_problems(
-                    [f"'{SETTINGS[name].wire}' is only taken from user settings or the command line; ignored"]
+                    [
+                        f"'{SETTINGS[name].wire}' is only taken from user settings or the command line; ignored"
+                    ]
                 )
                 settings = settings.replace(**{name: SETTINGS[name].default})
         return settings.replace(workspace_scoped=scoped)

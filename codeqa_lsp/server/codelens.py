@@ -27,7 +27,11 @@ PLAIN_TITLE = "Explain this function"
 def lens_title(client_name: str) -> str:
     """VS Code renders `$(sparkle)` as an icon; other clients would show it literally."""
     lowered = client_name.lower()
-    return VSCODE_TITLE if "visual studio code" in lowered or "vscod" in lowered or "code - oss" in lowered else PLAIN_TITLE
+    return (
+        VSCODE_TITLE
+        if "visual studio code" in lowered or "vscod" in lowered or "code - oss" in lowered
+        else PLAIN_TITLE
+    )
 
 
 def lens_command(title: str, uri: str, line: int) -> types.Command:
@@ -52,7 +56,8 @@ def compute_lenses(ls: CodeQAServer, uri: str) -> list[types.CodeLens]:
         lenses.append(
             types.CodeLens(
                 range=types.Range(
-                    start=types.Position(line=line, character=0), end=types.Position(line=line, character=0)
+                    start=types.Position(line=line, character=0),
+                    end=types.Position(line=line, character=0),
                 ),
                 command=lens_command(title, uri, line),
                 data={"uri": uri, "line": line},
@@ -75,5 +80,7 @@ async def code_lens_resolve(ls: CodeQAServer, lens: types.CodeLens) -> types.Cod
 
 
 def register(server: CodeQAServer) -> None:
-    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))(code_lens)
+    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))(
+        code_lens
+    )
     server.feature(types.CODE_LENS_RESOLVE)(code_lens_resolve)

@@ -37,21 +37,28 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ASK, EXPLAIN, SEARCH, STATUS, REINDEX, SHOW_ANSWER = (
-    "codeqa.ask", "codeqa.explain", "codeqa.search", "codeqa.status", "codeqa.reindex",
+    "codeqa.ask",
+    "codeqa.explain",
+    "codeqa.search",
+    "codeqa.status",
+    "codeqa.reindex",
     "codeqa.showAnswer",
 )
-declare_shapes({
-    ASK: "[{question: string, path?: string, language?: string, requestId?: string}]",
-    EXPLAIN: "[{uri: string, position: {line: int, character: int}, requestId?: string}]",
-    SEARCH: "[{query: string, topK?: int, path?: string, language?: string}]",
-    STATUS: "[]",
-    REINDEX: "[{force?: bool}]",
-    SHOW_ANSWER: "[{uri: string, position: {line: int, character: int}}]",
-})
+declare_shapes(
+    {
+        ASK: "[{question: string, path?: string, language?: string, requestId?: string}]",
+        EXPLAIN: "[{uri: string, position: {line: int, character: int}, requestId?: string}]",
+        SEARCH: "[{query: string, topK?: int, path?: string, language?: string}]",
+        STATUS: "[]",
+        REINDEX: "[{force?: bool}]",
+        SHOW_ANSWER: "[{uri: string, position: {line: int, character: int}}]",
+    }
+)
 MAX_TOP_K = 100
 
 
 # -- folder selection ------------------------------------------------------------------------------
+
 
 async def codebase_for_uri(ls: CodeQAServer, command: str, uri: str) -> tuple[Path, CodeBase, Path]:
     """The folder that explains a file: `workspace_for`, but only for files inside a folder."""
@@ -65,6 +72,7 @@ async def codebase_for_uri(ls: CodeQAServer, command: str, uri: str) -> tuple[Pa
 
 
 # -- commands (annotations must resolve at run time: pygls inspects them) -------------------------
+
 
 async def ask(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     obj = command_object(ASK, args)
@@ -81,7 +89,9 @@ async def ask(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
     return result
 
 
-async def _explain(ls: CodeQAServer, command: str, obj: dict[str, Any]) -> tuple[dict[str, Any], Answer, Path]:
+async def _explain(
+    ls: CodeQAServer, command: str, obj: dict[str, Any]
+) -> tuple[dict[str, Any], Answer, Path]:
     uri = get_str(command, obj, "uri", required=True)
     assert uri is not None
     position = get_position(command, obj)
@@ -93,10 +103,14 @@ async def _explain(ls: CodeQAServer, command: str, obj: dict[str, Any]) -> tuple
     line_count = len(text.splitlines())
     if position.line >= max(line_count, 1):
         raise bad_arguments(
-            command, f"position line {position.line} is past the end of the document ({line_count} lines)"
+            command,
+            f"position line {position.line} is past the end of the document ({line_count} lines)",
         )
     result, answer = await stream_answer(
-        ls, root, lambda cancel: codebase.explain_stream(path, position.line + 1, text=text, cancel=cancel), rid
+        ls,
+        root,
+        lambda cancel: codebase.explain_stream(path, position.line + 1, text=text, cancel=cancel),
+        rid,
     )
     return result, answer, root
 
@@ -181,7 +195,11 @@ async def reindex(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
 
 def register(server: CodeQAServer) -> None:
     for name, handler in (
-        (ASK, ask), (EXPLAIN, explain), (SEARCH, search), (STATUS, status),
-        (REINDEX, reindex), (SHOW_ANSWER, show_answer),
+        (ASK, ask),
+        (EXPLAIN, explain),
+        (SEARCH, search),
+        (STATUS, status),
+        (REINDEX, reindex),
+        (SHOW_ANSWER, show_answer),
     ):
         server.command(name)(handler)

@@ -37,17 +37,22 @@ if TYPE_CHECKING:
     from codeqa_lsp.engine import CodeBase
 
 NEW, CONTINUE, LIST, GET, CLEAR = (
-    "codeqa.conversation.new", "codeqa.conversation.continue", "codeqa.conversation.list",
-    "codeqa.conversation.get", "codeqa.conversation.clear",
+    "codeqa.conversation.new",
+    "codeqa.conversation.continue",
+    "codeqa.conversation.list",
+    "codeqa.conversation.get",
+    "codeqa.conversation.clear",
 )
-declare_shapes({
-    NEW: "[{title?: string}]",
-    CONTINUE: "[{question: string, threadId?: string, newThread?: bool, path?: string, language?: string, "
-              "requestId?: string}]",
-    LIST: "[{client?: bool}]",
-    GET: "[{threadId: string}]",
-    CLEAR: "[{threadId?: string}]",
-})
+declare_shapes(
+    {
+        NEW: "[{title?: string}]",
+        CONTINUE: "[{question: string, threadId?: string, newThread?: bool, path?: string, language?: string, "
+        "requestId?: string}]",
+        LIST: "[{client?: bool}]",
+        GET: "[{threadId: string}]",
+        CLEAR: "[{threadId?: string}]",
+    }
+)
 
 
 def _with_root(root: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -96,8 +101,11 @@ async def continue_(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
         active_id = latest.id
     filters = search_filters(glob, language)
     result, _ = await stream_answer(
-        ls, root,
-        lambda cancel: codebase.ask_in_thread_stream(question, active_id, filters=filters, cancel=cancel),
+        ls,
+        root,
+        lambda cancel: codebase.ask_in_thread_stream(
+            question, active_id, filters=filters, cancel=cancel
+        ),
         rid,
     )
     return {**result, "threadId": active_id}
@@ -109,7 +117,9 @@ async def list_(ls: CodeQAServer, *args: Any) -> list[dict[str, Any]]:
     await ls.folders.wait_open()
     summaries: list[dict[str, Any]] = []
     for folder, codebase in ls.folders.ready():
-        threads = await ls.run_read(codebase.conversations.list, ls.client_name if only_client else None)
+        threads = await ls.run_read(
+            codebase.conversations.list, ls.client_name if only_client else None
+        )
         summaries.extend(_with_root(folder.root, t.summary()) for t in threads)
     return sorted(summaries, key=lambda s: s["updated"], reverse=True)
 
@@ -136,5 +146,11 @@ async def clear(ls: CodeQAServer, *args: Any) -> dict[str, Any]:
 
 
 def register(server: CodeQAServer) -> None:
-    for name, handler in ((NEW, new), (CONTINUE, continue_), (LIST, list_), (GET, get), (CLEAR, clear)):
+    for name, handler in (
+        (NEW, new),
+        (CONTINUE, continue_),
+        (LIST, list_),
+        (GET, get),
+        (CLEAR, clear),
+    ):
         server.command(name)(handler)

@@ -26,12 +26,16 @@ async def did_save(ls: CodeQAServer, params: types.DidSaveTextDocumentParams) ->
         ls.folders.file_changed(path, "update")
 
 
-async def did_change_watched_files(ls: CodeQAServer, params: types.DidChangeWatchedFilesParams) -> None:
+async def did_change_watched_files(
+    ls: CodeQAServer, params: types.DidChangeWatchedFilesParams
+) -> None:
     for change in params.changes:
         path = uri_to_path(change.uri)
         if path is None:
             continue
-        ls.folders.file_changed(path, "remove" if change.type == types.FileChangeType.Deleted else "update")
+        ls.folders.file_changed(
+            path, "remove" if change.type == types.FileChangeType.Deleted else "update"
+        )
 
 
 def register(server: CodeQAServer) -> None:

@@ -96,7 +96,9 @@ class Folder:
         self.codebase.set_notice_listener(self.notices)
         logger.info("opened the index of %s in %.2f s", self.root, time.monotonic() - started)
         if current is not None:
-            threading.Thread(target=current.close, name="codeqa-close-old-index", daemon=True).start()
+            threading.Thread(
+                target=current.close, name="codeqa-close-old-index", daemon=True
+            ).start()
         return self.codebase
 
     def close_codebase(self) -> None:
@@ -135,8 +137,13 @@ class FolderRegistry:
             if existing.root == root:
                 return existing
         folder = Folder(
-            uri=uri, root=root, name=name or root.name, slot=self._slots,
-            writer=ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"codeqa-index-{root.name}"),
+            uri=uri,
+            root=root,
+            name=name or root.name,
+            slot=self._slots,
+            writer=ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"codeqa-index-{root.name}"
+            ),
         )
         self._slots += 1
         self.folders.append(folder)
@@ -196,7 +203,8 @@ class FolderRegistry:
             return None
         containing = sorted(
             (f for f in self.folders if f.relpath(path) is not None),
-            key=lambda f: len(f.root.parts), reverse=True,
+            key=lambda f: len(f.root.parts),
+            reverse=True,
         )
         for folder in containing:
             if folder.codebase is not None:
@@ -207,7 +215,9 @@ class FolderRegistry:
             return Served(folder, codebase, path, None)
         return None
 
-    def workspace_for_glob(self, path_glob: str | None) -> tuple[Folder, CodeBase, str | None] | None:
+    def workspace_for_glob(
+        self, path_glob: str | None
+    ) -> tuple[Folder, CodeBase, str | None] | None:
         """Which folder's index a question (no file, maybe a path filter) goes to.
 
         With several folders open, a glob whose first segment names a folder (`api/**/*.py`)

@@ -126,16 +126,24 @@ async def read_messages(
             continue  # stray blank line between messages
         saw_header = False
         if length is None:
-            reason = (f"invalid Content-Length {bad_length.decode('latin-1')!r}" if bad_length is not None
-                      else "missing Content-Length header")
+            reason = (
+                f"invalid Content-Length {bad_length.decode('latin-1')!r}"
+                if bad_length is not None
+                else "missing Content-Length header"
+            )
             await _send(reply, error_frame(None, PARSE_ERROR, f"Parse error: {reason}"))
             bad_length = None
             continue
         size, length = length, None
         if size > max_bytes:
-            await _send(reply, error_frame(
-                None, INVALID_REQUEST,
-                f"Invalid Request: message of {size} bytes exceeds the limit of {max_bytes} bytes"))
+            await _send(
+                reply,
+                error_frame(
+                    None,
+                    INVALID_REQUEST,
+                    f"Invalid Request: message of {size} bytes exceeds the limit of {max_bytes} bytes",
+                ),
+            )
             logger.warning("refused a message of %d bytes (limit %d)", size, max_bytes)
             if not await discard(reader, size):
                 return

@@ -32,12 +32,13 @@ MAX_IDENTIFIER = 256
 _BEFORE = re.compile(r"[A-Za-z_0-9.]*$")
 _AFTER = re.compile(r"^[A-Za-z_0-9]*")
 
+
 def identifier_at(line: str, column: int) -> tuple[str, str | None] | None:
     """(name, qualifier) of the dotted identifier at `column`: `cfg.load|` → (load, cfg)."""
     if column > len(line):
         return None
     # A bounded window: on a megabyte of minified code the anchored regex would go quadratic.
-    before = _BEFORE.search(line[max(0, column - MAX_IDENTIFIER):column])
+    before = _BEFORE.search(line[max(0, column - MAX_IDENTIFIER) : column])
     after = _AFTER.match(line[column : column + MAX_IDENTIFIER])
     dotted = (before.group() if before else "") + (after.group() if after else "")
     parts = [p for p in dotted.split(".") if p]
@@ -46,7 +47,9 @@ def identifier_at(line: str, column: int) -> tuple[str, str | None] | None:
     return parts[-1], parts[-2] if len(parts) > 1 else None
 
 
-def rank_definitions(chunks: list[Chunk], name: str, qualifier: str | None, current: str | None) -> list[Chunk]:
+def rank_definitions(
+    chunks: list[Chunk], name: str, qualifier: str | None, current: str | None
+) -> list[Chunk]:
     """Qualified match first (`Class.name`), then the current file, then by path."""
     seen: set[tuple[str, str]] = set()
     unique = []
@@ -59,7 +62,12 @@ def rank_definitions(chunks: list[Chunk], name: str, qualifier: str | None, curr
 
     def order(chunk: Chunk) -> tuple[int, int, str, int]:
         qualified = qualifier is not None and chunk.symbol.endswith(f"{qualifier}.{name}")
-        return (0 if qualified else 1, 0 if chunk.path == current else 1, chunk.path, chunk.start_line)
+        return (
+            0 if qualified else 1,
+            0 if chunk.path == current else 1,
+            chunk.path,
+            chunk.start_line,
+        )
 
     return sorted(unique, key=order)[:MAX_DEFINITIONS]
 
@@ -105,7 +113,9 @@ def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types
     if explanation:
         sections.insert(1, explanation)
     return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(sections))
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(sections)
+        )
     )
 
 

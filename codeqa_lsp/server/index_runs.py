@@ -44,9 +44,13 @@ class IndexRuns:
         previous = folder.index_task
         if previous is not None and not previous.done() and folder.cancel is not None:
             folder.cancel.set()  # the new run starts once the old one has stopped
-        folder.index_task = asyncio.get_running_loop().create_task(self._index(folder, previous, force))
+        folder.index_task = asyncio.get_running_loop().create_task(
+            self._index(folder, previous, force)
+        )
 
-    async def _index(self, folder: Folder, previous: asyncio.Task[None] | None, force: bool) -> None:
+    async def _index(
+        self, folder: Folder, previous: asyncio.Task[None] | None, force: bool
+    ) -> None:
         if previous is not None:
             with contextlib.suppress(BaseException):
                 await previous
@@ -60,7 +64,10 @@ class IndexRuns:
             ls.work_done_progress.begin(
                 token,
                 types.WorkDoneProgressBegin(
-                    title=f"Indexing {folder.name}", cancellable=True, percentage=0, message="scanning"
+                    title=f"Indexing {folder.name}",
+                    cancellable=True,
+                    percentage=0,
+                    message="scanning",
                 ),
             )
         folder.indexing = True
@@ -72,9 +79,7 @@ class IndexRuns:
             )
             folder.last_report = report
             folder.last_indexed = time.time()
-            end_message = (
-                f"{report.chunks_total} chunks from {report.files_seen} files in {report.seconds:.1f} s"
-            )
+            end_message = f"{report.chunks_total} chunks from {report.files_seen} files in {report.seconds:.1f} s"
             if report.cancelled:
                 end_message += " (cancelled)"
             if report.rebuilt_reason:
@@ -121,15 +126,23 @@ class IndexRuns:
                 return
             now = time.monotonic()
             phase_changed = progress.phase != last_phase[0]
-            if not phase_changed and now - last_sent[0] < PROGRESS_INTERVAL_SECONDS and progress.done < progress.total:
+            if (
+                not phase_changed
+                and now - last_sent[0] < PROGRESS_INTERVAL_SECONDS
+                and progress.done < progress.total
+            ):
                 return
             last_sent[0], last_phase[0] = now, progress.phase
-            value = types.WorkDoneProgressReport(percentage=snapshot.percentage, message=snapshot.message)
+            value = types.WorkDoneProgressReport(
+                percentage=snapshot.percentage, message=snapshot.message
+            )
             ls.call_soon(ls.work_done_progress.report, token, value)
 
         return report
 
-    def _run_index(self, folder: Folder, force: bool, progress: Reporter, cancel: threading.Event) -> IndexReport:
+    def _run_index(
+        self, folder: Folder, force: bool, progress: Reporter, cancel: threading.Event
+    ) -> IndexReport:
         """(writer thread) One full index run (warm start: only changed files)."""
         codebase = folder.open_codebase(self.registry.settings_for(folder))
         if force:

@@ -39,7 +39,9 @@ class FolderManager(FolderRegistry):
     def add_folder(self, uri: str, name: str) -> Folder | None:
         folder = self.register(uri, name)
         if folder is None:
-            self.server.warn(f"codeqa: workspace folder {uri} is not a local directory; not indexed")
+            self.server.warn(
+                f"codeqa: workspace folder {uri} is not a local directory; not indexed"
+            )
             return None
         server = self.server  # a query that loses the shared index says so at once (thread-safe)
         folder.notices = lambda message: server.call_soon(server.warn, f"codeqa: {message}")

@@ -31,7 +31,9 @@ async def on_initialize(ls: CodeQAServer, params: types.InitializeParams) -> Non
     options = params.initialization_options
     if options is not None and not isinstance(options, dict):
         ls.report_settings_problems(
-            [f"initializationOptions must be an object, got {type(options).__name__}; using defaults"]
+            [
+                f"initializationOptions must be an object, got {type(options).__name__}; using defaults"
+            ]
         )
         options = {}
     ls.init_options = dict(options or {})
@@ -67,7 +69,9 @@ async def _register_dynamic_capabilities(ls: CodeQAServer) -> None:
             types.Registration(
                 id="codeqa-configuration",
                 method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-                register_options=types.DidChangeConfigurationRegistrationOptions(section=CONFIG_SECTION),
+                register_options=types.DidChangeConfigurationRegistrationOptions(
+                    section=CONFIG_SECTION
+                ),
             )
         )
     if client_capability(ls, "workspace.did_change_watched_files.dynamic_registration") is True:
@@ -83,7 +87,9 @@ async def _register_dynamic_capabilities(ls: CodeQAServer) -> None:
     if not registrations:
         return
     try:
-        await ls.client_register_capability_async(types.RegistrationParams(registrations=registrations))
+        await ls.client_register_capability_async(
+            types.RegistrationParams(registrations=registrations)
+        )
     except Exception as exc:
         logger.warning("client/registerCapability failed: %s", exc)
 

@@ -89,7 +89,11 @@ class ProgressTracker:
         # Never backwards: a bar that jumps back looks broken (and VS Code ignores it).
         self._percentage = max(self._percentage, int(low + (high - low) * fraction))
         return ProgressSnapshot(
-            progress.phase, progress.done, progress.total, self._percentage, eta,
+            progress.phase,
+            progress.done,
+            progress.total,
+            self._percentage,
+            eta,
             self._message(progress, eta),
         )
 
@@ -97,7 +101,9 @@ class ProgressTracker:
         if progress.phase not in _UNITS or progress.total <= 0 or progress.done >= progress.total:
             return None
         worked = progress.done - self._phase_first_done
-        if worked <= 0 or (elapsed < ETA_MIN_SECONDS and worked < ETA_MIN_FRACTION * progress.total):
+        if worked <= 0 or (
+            elapsed < ETA_MIN_SECONDS and worked < ETA_MIN_FRACTION * progress.total
+        ):
             return None
         return (progress.total - progress.done) * elapsed / worked
 

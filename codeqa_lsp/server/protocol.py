@@ -123,7 +123,9 @@ class RobustProtocol(LanguageServerProtocol):
             if hasattr(message, "jsonrpc"):  # already structured (tests, other transports)
                 super().handle_message(message)
                 return
-            self.send_error(None, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object")
+            self.send_error(
+                None, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object"
+            )
             return
 
         raw_id = message.get("id")
@@ -135,7 +137,9 @@ class RobustProtocol(LanguageServerProtocol):
             self.send_error(reply_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
             return
         if has_id and not _valid_id(raw_id):
-            self.send_error(None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+            self.send_error(
+                None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+            )
             return
         if "id" in message and raw_id is None and method is not None:
             self.send_error(None, INVALID_REQUEST, "Invalid Request: id must not be null")
@@ -188,17 +192,21 @@ class RobustProtocol(LanguageServerProtocol):
         if not self.initialize_received and method not in _ALLOWED_BEFORE_INIT:
             if is_request:
                 self.send_error(
-                    msg_id, SERVER_NOT_INITIALIZED,
+                    msg_id,
+                    SERVER_NOT_INITIALIZED,
                     f"Server not initialized: send 'initialize' before '{method}'",
                 )
             return False
         if self.initialize_received and method == types.INITIALIZE and is_request:
-            self.send_error(msg_id, INVALID_REQUEST, "Invalid Request: 'initialize' was already sent")
+            self.send_error(
+                msg_id, INVALID_REQUEST, "Invalid Request: 'initialize' was already sent"
+            )
             return False
         if self._shutdown:
             if is_request:
                 self.send_error(
-                    msg_id, INVALID_REQUEST,
+                    msg_id,
+                    INVALID_REQUEST,
                     f"Invalid Request: the server is shutting down, '{method}' refused",
                 )
             return False
@@ -212,7 +220,9 @@ class RobustProtocol(LanguageServerProtocol):
             future = self._request_futures.pop(message["id"], None)
             if future is not None and not future.done():
                 future.set_exception(
-                    JsonRpcInvalidParams(f"malformed response from client: {describe_structure_error(exc)}")
+                    JsonRpcInvalidParams(
+                        f"malformed response from client: {describe_structure_error(exc)}"
+                    )
                 )
             logger.warning("Malformed response to request %r: %s", message.get("id"), exc)
             return
@@ -286,4 +296,3 @@ class RobustProtocol(LanguageServerProtocol):
         current_command_params.set(params)
         result = yield from super().lsp_workspace__execute_command(params)
         return result
-

@@ -35,7 +35,10 @@ logger = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL_SECONDS = 0.05
 
-async def pick_codebase(ls: CodeQAServer, path_glob: str | None) -> tuple[Path, CodeBase, str | None]:
+
+async def pick_codebase(
+    ls: CodeQAServer, path_glob: str | None
+) -> tuple[Path, CodeBase, str | None]:
     """The folder a question goes to (`FolderRegistry.workspace_for_glob`), once one is open."""
     await ls.folders.wait_open()
     picked = ls.folders.workspace_for_glob(path_glob)
@@ -48,7 +51,9 @@ async def pick_codebase(ls: CodeQAServer, path_glob: str | None) -> tuple[Path, 
 StreamFactory = Callable[[threading.Event], Iterator[str | Answer]]
 
 
-def _consume(make_stream: StreamFactory, emit: Callable[[str], None], cancel: threading.Event) -> Answer | None:
+def _consume(
+    make_stream: StreamFactory, emit: Callable[[str], None], cancel: threading.Event
+) -> Answer | None:
     """(work pool) Drive the engine's answer generator; None when cancelled.
 
     The engine gets the same `cancel` event, which interrupts a provider request even while
@@ -89,7 +94,9 @@ async def stream_answer(
         now = time.monotonic()
         if token is not None and now - last_report[0] >= PROGRESS_INTERVAL_SECONDS:
             last_report[0] = now
-            ls.work_done_progress.report(token, types.WorkDoneProgressReport(message="".join(partial)))
+            ls.work_done_progress.report(
+                token, types.WorkDoneProgressReport(message="".join(partial))
+            )
 
     last_char = [""]
 

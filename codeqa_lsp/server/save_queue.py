@@ -59,7 +59,11 @@ class SaveQueue:
         index_dir = self.registry.settings_for(folder).index_dir
         if index_dir:
             index_rel = folder.relpath(Path(index_dir).expanduser())
-            if index_rel and index_rel != "." and (rel == index_rel or rel.startswith(index_rel + "/")):
+            if (
+                index_rel
+                and index_rel != "."
+                and (rel == index_rel or rel.startswith(index_rel + "/"))
+            ):
                 return True
         return False
 
@@ -90,7 +94,9 @@ class SaveQueue:
                 try:
                     codebase = folder.open_codebase(self.registry.settings_for(folder))
                 except Exception:
-                    logger.exception("cannot open the index of %s; %d updates dropped", folder.root, len(batch))
+                    logger.exception(
+                        "cannot open the index of %s; %d updates dropped", folder.root, len(batch)
+                    )
                     continue
             reconcile = False
             for rel, action in batch.items():
@@ -125,7 +131,11 @@ def _reconcile(folder: Folder, codebase: CodeBase) -> None:
     try:
         cancel = folder.cancel if folder.cancel is not None and not folder.cancel.is_set() else None
         report = codebase.index(cancel=cancel)
-        logger.info("reconciled %s after a directory change: %d files changed, %d removed",
-                    folder.root, report.files_changed, report.files_removed)
+        logger.info(
+            "reconciled %s after a directory change: %d files changed, %d removed",
+            folder.root,
+            report.files_changed,
+            report.files_removed,
+        )
     except Exception:
         logger.exception("reconciling %s failed", folder.root)

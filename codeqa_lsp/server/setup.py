@@ -32,7 +32,15 @@ from codeqa_lsp.server.app import CodeQAServer
 logger = logging.getLogger(__name__)
 
 # Every feature, registered in this order (lifecycle first: it answers `initialize`).
-FEATURES: tuple[ModuleType, ...] = (lifecycle, documents, commands, conversations, hover, codelens, symbols)
+FEATURES: tuple[ModuleType, ...] = (
+    lifecycle,
+    documents,
+    commands,
+    conversations,
+    hover,
+    codelens,
+    symbols,
+)
 
 
 def build_server(features: Sequence[ModuleType] = FEATURES) -> CodeQAServer:
@@ -42,7 +50,9 @@ def build_server(features: Sequence[ModuleType] = FEATURES) -> CodeQAServer:
         try:
             register(server)
         except Exception:
-            logger.exception("feature %s failed to register; the server runs without it", module.__name__)
+            logger.exception(
+                "feature %s failed to register; the server runs without it", module.__name__
+            )
     return server
 
 
@@ -75,5 +85,3 @@ def prewarm_engine() -> threading.Thread:
     thread = threading.Thread(target=run, name="codeqa-prewarm", daemon=True)
     thread.start()
     return thread
-
-

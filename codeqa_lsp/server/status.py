@@ -46,7 +46,9 @@ def status_json(registry: FolderRegistry, settings: Settings) -> dict[str, Any]:
         "provider": settings.provider,
         "model": settings.model,
         "indexing": any(f.indexing for f in folders),
-        "progress": next((f.progress.to_json() for f in folders if f.indexing and f.progress), None),
+        "progress": next(
+            (f.progress.to_json() for f in folders if f.indexing and f.progress), None
+        ),
         "lastIndexed": last,
         "skipped": dict(skipped),
         "pendingUpdates": sum(f.backlog for f in folders),

@@ -60,7 +60,8 @@ class _StdinReader:
 
     def readline(self) -> Any:
         return asyncio.get_running_loop().run_in_executor(
-            self.executor, self.stdin.readline, MAX_HEADER_LINE_BYTES)
+            self.executor, self.stdin.readline, MAX_HEADER_LINE_BYTES
+        )
 
     def read(self, n: int) -> Any:
         return asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.read, n)
@@ -96,7 +97,9 @@ def serve_stdio(server: Any, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None
 
     reader = _StdinReader(sys.stdin.buffer, server.thread_pool)
     try:
-        asyncio.run(read_messages(reader, _deliver(server), reply, max_bytes, server._stop_event.is_set))
+        asyncio.run(
+            read_messages(reader, _deliver(server), reply, max_bytes, server._stop_event.is_set)
+        )
     except BrokenPipeError:
         logger.error("Connection to the client is lost! Shutting down the server.")
     except (KeyboardInterrupt, SystemExit):
@@ -116,6 +119,7 @@ def _deliver(server: Any) -> Any:
 
 
 # -- TCP ---------------------------------------------------------------------------------------
+
 
 def default_token_path(port: int) -> Path:
     base = os.environ.get("XDG_RUNTIME_DIR") or str(Path.home() / ".cache")
@@ -171,8 +175,12 @@ def authenticates(message: Any, token: str) -> bool:
 
 
 def serve_tcp(
-    server: Any, host: str, port: int, token: str,
-    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, max_clients: int = 1,
+    server: Any,
+    host: str,
+    port: int,
+    token: str,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_clients: int = 1,
     auth_timeout: float = DEFAULT_AUTH_TIMEOUT_SECONDS,
 ) -> None:
     """Serve authenticated clients one at a time; stop after `max_clients` sessions.
@@ -186,12 +194,16 @@ def serve_tcp(
         peer = writer.get_extra_info("peername")
         if state["busy"] or state["sessions"] >= max_clients:
             logger.warning("refused a second connection from %s: one client per server", peer)
-            writer.write(error_frame(None, INVALID_REQUEST,
-                                     "Invalid Request: this server already serves a client"))
+            writer.write(
+                error_frame(
+                    None, INVALID_REQUEST, "Invalid Request: this server already serves a client"
+                )
+            )
             await _close(writer)
             return
         authenticated = await _session(
-            server, reader, writer, token, max_bytes, stop_event, state, auth_timeout)
+            server, reader, writer, token, max_bytes, stop_event, state, auth_timeout
+        )
         if authenticated:
             state["busy"] = False
             if state["sessions"] >= max_clients or stop_event.is_set():
@@ -199,7 +211,8 @@ def serve_tcp(
 
     async def main() -> None:
         server._server = await asyncio.start_server(
-            connection, host, port, limit=MAX_HEADER_LINE_BYTES)
+            connection, host, port, limit=MAX_HEADER_LINE_BYTES
+        )
         addrs = ", ".join(str(sock.getsockname()) for sock in server._server.sockets)
         logger.info("Serving on %s (token required)", addrs)
         async with server._server:
@@ -210,8 +223,14 @@ def serve_tcp(
 
 
 async def _session(
-    server: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str,
-    max_bytes: int, stop_event: threading.Event, state: dict[str, Any], auth_timeout: float,
+    server: Any,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    token: str,
+    max_bytes: int,
+    stop_event: threading.Event,
+    state: dict[str, Any],
+    auth_timeout: float,
 ) -> bool:
     """One connection; True if it authenticated (and so held the server's one session).
 
@@ -225,8 +244,11 @@ async def _session(
         nonlocal closed
         if authed or closed:
             return
-        logger.warning("closed a TCP connection from %s: no authentication within %.0f s",
-                       writer.get_extra_info("peername"), auth_timeout)
+        logger.warning(
+            "closed a TCP connection from %s: no authentication within %.0f s",
+            writer.get_extra_info("peername"),
+            auth_timeout,
+        )
         closed = True
         writer.close()
 
@@ -236,19 +258,34 @@ async def _session(
         nonlocal authed, closed
         if not authed:
             if state["busy"]:
-                writer.write(error_frame(None, INVALID_REQUEST,
-                                         "Invalid Request: this server already serves a client"))
+                writer.write(
+                    error_frame(
+                        None,
+                        INVALID_REQUEST,
+                        "Invalid Request: this server already serves a client",
+                    )
+                )
                 closed = True
                 writer.close()
                 return
             if not authenticates(message, token):
                 msg_id = message.get("id") if isinstance(message, dict) else None
-                msg_id = msg_id if isinstance(msg_id, str | int) and not isinstance(msg_id, bool) else None
-                logger.warning("refused an unauthenticated TCP client from %s",
-                               writer.get_extra_info("peername"))
-                writer.write(error_frame(
-                    msg_id, AUTH_FAILED,
-                    f"authentication required: send initialize with initializationOptions.{TOKEN_OPTION}"))
+                msg_id = (
+                    msg_id
+                    if isinstance(msg_id, str | int) and not isinstance(msg_id, bool)
+                    else None
+                )
+                logger.warning(
+                    "refused an unauthenticated TCP client from %s",
+                    writer.get_extra_info("peername"),
+                )
+                writer.write(
+                    error_frame(
+                        msg_id,
+                        AUTH_FAILED,
+                        f"authentication required: send initialize with initializationOptions.{TOKEN_OPTION}",
+                    )
+                )
                 closed = True
                 writer.close()
                 return
@@ -260,7 +297,10 @@ async def _session(
 
     try:
         await read_messages(
-            _StreamReader(reader), deliver, writer.write, max_bytes,
+            _StreamReader(reader),
+            deliver,
+            writer.write,
+            max_bytes,
             lambda: closed or stop_event.is_set(),
         )
     finally:

@@ -94,8 +94,10 @@ SECRETS_SEEDED = {
     ),
 }
 SEEDED_SECRET_VALUES = (
-    "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUA",
-    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo", "AKIAZ7Q3M5N8P2R4T6V9",
+    "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3",
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUA",
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo",
+    "AKIAZ7Q3M5N8P2R4T6V9",
     "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa98Zy76Xw54Vu",
     "ghp_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz",
 )
@@ -103,7 +105,9 @@ SEEDED_SECRET_VALUES = (
 
 def write_repo(root: Path, with_secrets: bool = False) -> Path:
     files = {
-        "shop/pricing.py": PRICING, "shop/inventory.py": INVENTORY, "shop/gateway.py": SETTINGS_MODULE,
+        "shop/pricing.py": PRICING,
+        "shop/inventory.py": INVENTORY,
+        "shop/gateway.py": SETTINGS_MODULE,
     }
     if with_secrets:
         files.update(SECRETS_SEEDED)
@@ -160,9 +164,13 @@ def system_text(request: RecordedRequest) -> str:
 
 def context_headers(request: RecordedRequest) -> dict[str, tuple[int, str, int, int]]:
     """symbol → (number, path, start, end) for every numbered chunk the prompt carried."""
-    return {m[5]: (int(m[1]), m[2], int(m[3]), int(m[4])) for m in _HEADER.finditer(user_text(request))}
+    return {
+        m[5]: (int(m[1]), m[2], int(m[3]), int(m[4])) for m in _HEADER.finditer(user_text(request))
+    }
 
 
 def numbered(request: RecordedRequest) -> list[tuple[int, str, int, int, str]]:
     """Every numbered chunk header of the prompt, in order: (n, path, start, end, symbol)."""
-    return [(int(m[1]), m[2], int(m[3]), int(m[4]), m[5]) for m in _HEADER.finditer(user_text(request))]
+    return [
+        (int(m[1]), m[2], int(m[3]), int(m[4]), m[5]) for m in _HEADER.finditer(user_text(request))
+    ]

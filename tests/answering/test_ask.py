@@ -41,9 +41,17 @@ def run(workspace: CodeBase, question: str = QUESTION, **kw: object) -> tuple[li
     return items[:-1], items[-1]  # type: ignore[return-value]
 
 
-def remote(make_workspace: MakeWorkspace, server: FakeLLMServer, name: str = "anthropic", **kw: object) -> CodeBase:
-    options: dict = {"provider": name, "base_url": server.url, "api_key": "test-key-abcdef",
-                     "model": f"{name}-model-x", "request_timeout": 10.0, "max_retries": 1}
+def remote(
+    make_workspace: MakeWorkspace, server: FakeLLMServer, name: str = "anthropic", **kw: object
+) -> CodeBase:
+    options: dict = {
+        "provider": name,
+        "base_url": server.url,
+        "api_key": "test-key-abcdef",
+        "model": f"{name}-model-x",
+        "request_timeout": 10.0,
+        "max_retries": 1,
+    }
     options.update(kw)
     return make_workspace(**options)
 
@@ -61,8 +69,12 @@ def citing_model(request: RecordedRequest) -> str:
 
 
 @pytest.mark.parametrize("name", ["anthropic", "openai"])
-def test_answer_with_verified_citations(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer, name: str) -> None:
-    fake_llm.script(ENDPOINT[name], Reply(citing_model, deltas=6, input_tokens=321, output_tokens=42))
+def test_answer_with_verified_citations(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer, name: str
+) -> None:
+    fake_llm.script(
+        ENDPOINT[name], Reply(citing_model, deltas=6, input_tokens=321, output_tokens=42)
+    )
     workspace = remote(make_workspace, fake_llm, name)
     deltas, answer = run(workspace)
 
@@ -82,17 +94,23 @@ def test_answer_with_verified_citations(make_workspace: MakeWorkspace, fake_llm:
     assert set(cited) == {"compute_discount", "Cart.checkout"}
     source = (workspace.root / "shop/pricing.py").read_text().splitlines()
     assert source[cited["compute_discount"].start_line - 1].startswith("def compute_discount")
-    assert (cited["compute_discount"].start_line, cited["compute_discount"].end_line) == discount[2:]
+    assert (cited["compute_discount"].start_line, cited["compute_discount"].end_line) == discount[
+        2:
+    ]
     assert cited["compute_discount"].number == discount[0]
     assert "[99]" not in answer.text and answer.dropped_citations == 2
     assert answer.unverified_mentions == 2
     # `chunks` are exactly what the prompt numbered, in order.
     prompt_chunks = numbered(request)
     assert [n for n, *_ in prompt_chunks] == list(range(1, len(prompt_chunks) + 1))
-    assert [(c.path, c.start_line, c.end_line, c.symbol) for c in answer.chunks] == [h[1:] for h in prompt_chunks]
+    assert [(c.path, c.start_line, c.end_line, c.symbol) for c in answer.chunks] == [
+        h[1:] for h in prompt_chunks
+    ]
 
 
-def test_below_floor_no_request_reaches_the_server(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_below_floor_no_request_reaches_the_server(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     workspace = remote(make_workspace, fake_llm)
     deltas, answer = run(workspace, "zorblax quintessence of the flibbertigibbet manifold?")
     assert fake_llm.requests == []
@@ -118,7 +136,9 @@ def test_extractive_answer_cites_the_right_definitions(make_workspace: MakeWorks
     assert navigation.citations[0].symbol == "reserve_stock"
 
 
-def test_allow_remote_false_stays_extractive(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_allow_remote_false_stays_extractive(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     workspace = remote(make_workspace, fake_llm, allow_remote=False)
     _, answer = run(workspace)
     assert fake_llm.requests == [] and answer.provider == "extractive"
@@ -142,22 +162,30 @@ def test_answers_are_cached_per_chunks_provider_and_model(
     assert run(workspace)[1].text == "Third [1]." and len(fake_llm.requests) == 3
 
 
-def test_cut_stream_is_never_presented_as_complete(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_cut_stream_is_never_presented_as_complete(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     from tests.fakes.llm_server import CutStream
 
-    fake_llm.script("messages", CutStream("The discount is computed by multiplying the total", after_deltas=2))
+    fake_llm.script(
+        "messages", CutStream("The discount is computed by multiplying the total", after_deltas=2)
+    )
     workspace = remote(make_workspace, fake_llm)
     deltas, answer = run(workspace)
     partial = "".join(deltas[:2])
     assert partial and "The discount is computed".startswith(partial[:10])
     assert deltas[2].startswith("\n\n[interrupted: anthropic (anthropic-model-x): connection to")
     assert partial not in answer.text  # the final answer replaces the preview
-    assert answer.provider == "extractive" and "lost before the answer was complete" in (answer.error or "")
+    assert answer.provider == "extractive" and "lost before the answer was complete" in (
+        answer.error or ""
+    )
     assert answer.text.startswith("**The language model could not answer:")
     assert any(c.symbol == "compute_discount" for c in answer.citations)
 
 
-def test_cancelling_closes_the_provider_connection(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_cancelling_closes_the_provider_connection(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     fake_llm.script("messages", Stall("The discount is computed slowly", after_deltas=1))
     workspace = remote(make_workspace, fake_llm, request_timeout=600.0)
     stream = workspace.ask_stream(QUESTION)
@@ -190,10 +218,15 @@ def test_prompt_injection_does_not_leak_the_key_or_redirect_citations(
     assert len(fake_llm.requests) == 2 and "[REDACTED]" in fake_llm.requests[1].raw.decode()
     assert API_KEY not in fake_llm.all_bodies_text()
     assert API_KEY not in caplog.text
-    assert "sending" in caplog.text and "to anthropic model anthropic-model-x at http://127.0.0.1:" in caplog.text
+    assert (
+        "sending" in caplog.text
+        and "to anthropic model anthropic-model-x at http://127.0.0.1:" in caplog.text
+    )
 
 
-def test_empty_model_answer_falls_back(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_empty_model_answer_falls_back(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     fake_llm.script("messages", Reply(""))
     _, answer = run(remote(make_workspace, fake_llm))
     assert answer.error and "empty answer" in answer.error and answer.provider == "extractive"
@@ -206,7 +239,9 @@ def test_question_log_is_opt_in(make_workspace: MakeWorkspace, fake_llm: FakeLLM
     (record,) = [json.loads(line) for line in log_file.read_text().splitlines()]
     assert record["question"] == QUESTION and record["answer"] == answer.text
     assert record["retrieved"] and record["provider"] == "anthropic"
-    quiet = remote(make_workspace, fake_llm, index_dir=str(Path(workspace.indexer.index_dir).parent / "other"))
+    quiet = remote(
+        make_workspace, fake_llm, index_dir=str(Path(workspace.indexer.index_dir).parent / "other")
+    )
     run(quiet)
     assert not (Path(quiet.indexer.index_dir) / "questions.jsonl").exists()
 
@@ -216,8 +251,9 @@ def test_empty_question(make_workspace: MakeWorkspace) -> None:
     assert deltas == [] and not answer.confident and answer.citations == []
 
 
-
-def test_cancel_event_ends_a_stalled_answer_at_once(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_cancel_event_ends_a_stalled_answer_at_once(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     import threading
 
     fake_llm.script("messages", Stall("The discount is computed slowly", after_deltas=1))
@@ -232,7 +268,9 @@ def test_cancel_event_ends_a_stalled_answer_at_once(make_workspace: MakeWorkspac
     assert fake_llm.disconnected.wait(30)
 
 
-def test_an_answer_without_verifiable_citations_says_so(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_an_answer_without_verifiable_citations_says_so(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     from codeqa_lsp.answering.ask import UNCITED_NOTE
 
     fake_llm.script("messages", Reply("It is computed somewhere, trust me [12]."))

@@ -15,7 +15,15 @@ from codeqa_lsp.cli import main
 
 
 def cli(repo: Path, tmp_path: Path, *args: str) -> list[str]:
-    return [*args, "--root", str(repo), "--embedder", "hash", "--index-dir", str(tmp_path / "cli-index")]
+    return [
+        *args,
+        "--root",
+        str(repo),
+        "--embedder",
+        "hash",
+        "--index-dir",
+        str(tmp_path / "cli-index"),
+    ]
 
 
 def cited(out: str) -> set[str]:
@@ -45,8 +53,13 @@ def test_ask_continue_follows_up_in_the_same_thread(
 def test_chat_loop_streams_answers_and_keeps_the_thread(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(sys, "stdin", io.StringIO(
-        "how is the coupon discount computed?\nand where is it called from?\n/threads\n/new\n/quit\n"))
+    monkeypatch.setattr(
+        sys,
+        "stdin",
+        io.StringIO(
+            "how is the coupon discount computed?\nand where is it called from?\n/threads\n/new\n/quit\n"
+        ),
+    )
     assert main(cli(repo, tmp_path, "chat")) == 0
     out = capsys.readouterr().out
     assert out.count("Citations:") == 2 and "? and where is it called from?" in out
@@ -54,7 +67,15 @@ def test_chat_loop_streams_answers_and_keeps_the_thread(
     assert listed is not None
     # The same thread from `codeqa ask --continue` (a separate process, as a user would run it).
     run = subprocess.run(
-        [sys.executable, "-c", "from codeqa_lsp.cli import main; raise SystemExit(main())",
-         *cli(repo, tmp_path, "ask", "--continue", "what about tax?")],
-        capture_output=True, text=True, timeout=300, check=False)
+        [
+            sys.executable,
+            "-c",
+            "from codeqa_lsp.cli import main; raise SystemExit(main())",
+            *cli(repo, tmp_path, "ask", "--continue", "what about tax?"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert run.returncode == 0 and f"conversation {listed[1]}:" in run.stderr

@@ -57,11 +57,17 @@ class MemorySource:
         return found
 
     # -- CodeSource ------------------------------------------------------------------------
-    def search(self, query: str, top_k: int | None = None, filters: SearchFilters | None = None) -> SearchResponse:
+    def search(
+        self, query: str, top_k: int | None = None, filters: SearchFilters | None = None
+    ) -> SearchResponse:
         self.searches.append(query)
         words = set(query.lower().split())
-        hits = [SearchHit(c, float(len(words & set(c.text.lower().split()))))
-                for chunks in self.indexed.values() for c in chunks if c.kind == "function"]
+        hits = [
+            SearchHit(c, float(len(words & set(c.text.lower().split()))))
+            for chunks in self.indexed.values()
+            for c in chunks
+            if c.kind == "function"
+        ]
         hits = sorted((h for h in hits if h.score > 0), key=lambda h: -h.score)[: top_k or 5]
         return SearchResponse(query=query, hits=hits, confident=bool(hits))
 
@@ -120,7 +126,10 @@ def test_an_edited_file_makes_the_citation_stale_and_repointed() -> None:
     farewell = source.chunk("farewell")
     source.files["app/greet.py"] = ("# moved down\n\n" + GREET).encode()
     (citation,) = verify("Bye [1].", [farewell], CitationResolver(source)).citations
-    assert citation.stale and (citation.start_line, citation.end_line) == (farewell.start_line + 2, farewell.end_line + 2)
+    assert citation.stale and (citation.start_line, citation.end_line) == (
+        farewell.start_line + 2,
+        farewell.end_line + 2,
+    )
 
 
 def test_a_file_that_was_never_indexed_is_not_stale() -> None:
@@ -145,7 +154,10 @@ def test_a_chunker_failure_keeps_the_stale_citation_at_its_old_lines() -> None:
     source.files["app/greet.py"] = GREET.replace("hello ", "hi ").encode()
     source.chunker_fails = True
     (citation,) = verify("Hello [1].", [greet], CitationResolver(source)).citations
-    assert citation.stale and (citation.start_line, citation.end_line) == (greet.start_line, greet.end_line)
+    assert citation.stale and (citation.start_line, citation.end_line) == (
+        greet.start_line,
+        greet.end_line,
+    )
 
 
 def test_an_answer_over_the_fake_source_cites_verified_lines(tmp_path: Path) -> None:
@@ -160,10 +172,13 @@ def test_an_answer_over_the_fake_source_cites_verified_lines(tmp_path: Path) -> 
     assert source.searches == ["what does farewell say to someone"]
     farewell = source.chunk("farewell")
     assert ("app/greet.py", farewell.start_line, farewell.end_line) in {
-        (c.path, c.start_line, c.end_line) for c in answer.citations}
+        (c.path, c.start_line, c.end_line) for c in answer.citations
+    }
 
 
-def test_explain_over_the_fake_source_finds_callees_and_refuses_skipped_files(tmp_path: Path) -> None:
+def test_explain_over_the_fake_source_finds_callees_and_refuses_skipped_files(
+    tmp_path: Path,
+) -> None:
     source = indexed_source()
     answerer = Answerer(source, Settings(), tmp_path)
     try:
@@ -173,6 +188,11 @@ def test_explain_over_the_fake_source_finds_callees_and_refuses_skipped_files(tm
     finally:
         answerer.close()
     assert isinstance(answer, Answer) and isinstance(refused, Answer)
-    assert [c.symbol for c in answer.chunks] == ["farewell", "greet"]  # the target, then what it calls
+    assert [c.symbol for c in answer.chunks] == [
+        "farewell",
+        "greet",
+    ]  # the target, then what it calls
     assert not any(c.stale for c in answer.citations)
-    assert "not part of the indexed workspace (excluded)" in refused.text and refused.citations == []
+    assert (
+        "not part of the indexed workspace (excluded)" in refused.text and refused.citations == []
+    )

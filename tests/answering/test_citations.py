@@ -68,7 +68,9 @@ def test_stale_citation_is_flagged_and_repointed(make_workspace: MakeWorkspace, 
     assert lines[citation.start_line - 1].startswith("def apply_tax")
 
 
-def test_stale_citation_whose_symbol_vanished_is_clamped(make_workspace: MakeWorkspace, repo: Path) -> None:
+def test_stale_citation_whose_symbol_vanished_is_clamped(
+    make_workspace: MakeWorkspace, repo: Path
+) -> None:
     workspace = make_workspace()
     checkout = chunk_named(workspace, "Cart.checkout")
     (repo / "shop/pricing.py").write_text('"""Emptied."""\n\nX = 1\n', encoding="utf-8")
@@ -79,14 +81,42 @@ def test_stale_citation_whose_symbol_vanished_is_clamped(make_workspace: MakeWor
 def test_fresh_buffer_text_is_never_stale(make_workspace: MakeWorkspace) -> None:
     workspace = make_workspace()
     buffer = "def brand_new(x):\n    return x\n"
-    (chunk,) = [c for c in workspace.chunk_text("shop/pricing.py", buffer) if c.symbol == "brand_new"]
+    (chunk,) = [
+        c for c in workspace.chunk_text("shop/pricing.py", buffer) if c.symbol == "brand_new"
+    ]
     resolver = CitationResolver(workspace, fresh={"shop/pricing.py": buffer})
     (citation,) = verify("New [1].", [chunk], resolver).citations
     assert not citation.stale and (citation.start_line, citation.end_line) == (1, 2)
 
 
-FRAGMENTS = ["[", "]", "1", "2", "3", "99", "0", ",", "-", "–", " ", "`", "```", "\n", "see", "x",
-             "shop/pricing.py:", "pricing.py:", "12", ":", "(", ")", "*", "[1]", "[2-3]", "[1, 99]"]
+FRAGMENTS = [
+    "[",
+    "]",
+    "1",
+    "2",
+    "3",
+    "99",
+    "0",
+    ",",
+    "-",
+    "–",
+    " ",
+    "`",
+    "```",
+    "\n",
+    "see",
+    "x",
+    "shop/pricing.py:",
+    "pricing.py:",
+    "12",
+    ":",
+    "(",
+    ")",
+    "*",
+    "[1]",
+    "[2-3]",
+    "[1, 99]",
+]
 
 
 def test_verify_never_fails_and_only_cites_what_was_provided(make_workspace: MakeWorkspace) -> None:
@@ -96,9 +126,13 @@ def test_verify_never_fails_and_only_cites_what_was_provided(make_workspace: Mak
     workspace = make_workspace()
     provided = [chunk_named(workspace, "compute_discount"), chunk_named(workspace, "apply_tax")]
     resolver = CitationResolver(workspace)
-    line_counts = {"shop/pricing.py": len((workspace.root / "shop/pricing.py").read_text().splitlines())}
+    line_counts = {
+        "shop/pricing.py": len((workspace.root / "shop/pricing.py").read_text().splitlines())
+    }
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
     @given(st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=4), max_size=40).map("".join))
     def check(text: str) -> None:
         checked = verify(text, provided, resolver)
@@ -106,7 +140,10 @@ def test_verify_never_fails_and_only_cites_what_was_provided(make_workspace: Mak
         for citation in checked.citations:
             chunk = provided[citation.number - 1]
             assert (citation.path, citation.start_line, citation.end_line) == (
-                chunk.path, chunk.start_line, chunk.end_line)
+                chunk.path,
+                chunk.start_line,
+                chunk.end_line,
+            )
             assert 1 <= citation.start_line <= citation.end_line <= line_counts[citation.path]
         assert checked.dropped >= 0 and checked.unverified_mentions >= 0
 

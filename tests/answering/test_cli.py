@@ -13,7 +13,15 @@ from tests.fakes.llm_server import FakeLLMServer, Reply, Status
 
 
 def cli(repo: Path, tmp_path: Path, *args: str) -> list[str]:
-    return [*args, "--root", str(repo), "--embedder", "hash", "--index-dir", str(tmp_path / "cli-index")]
+    return [
+        *args,
+        "--root",
+        str(repo),
+        "--embedder",
+        "hash",
+        "--index-dir",
+        str(tmp_path / "cli-index"),
+    ]
 
 
 def test_ask_extractive_prints_answer_then_citations(
@@ -30,8 +38,12 @@ def test_ask_extractive_prints_answer_then_citations(
     assert source[int(match[1]) - 1].startswith("def compute_discount")
 
 
-def test_ask_json_and_show_context(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(cli(repo, tmp_path, "ask", "where is reserve_stock", "--json", "--show-context")) == 0
+def test_ask_json_and_show_context(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(cli(repo, tmp_path, "ask", "where is reserve_stock", "--json", "--show-context")) == 0
+    )
     context, answer = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert context["context"][0]["symbol"] == "reserve_stock" and context["context"][0]["score"] > 0
     assert answer["citations"][0]["symbol"] == "reserve_stock"
@@ -39,13 +51,27 @@ def test_ask_json_and_show_context(repo: Path, tmp_path: Path, capsys: pytest.Ca
 
 
 def test_ask_streams_from_a_provider(
-    repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str],
+    repo: Path,
+    tmp_path: Path,
+    fake_llm: FakeLLMServer,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     fake_llm.script("chat", Reply("It multiplies by 0.1 [1] [42].", deltas=3))
-    args = cli(repo, tmp_path, "ask", "how is the coupon discount computed?", "--provider", "openai",
-               "--model", "local-llm", "--base-url", fake_llm.openai_url, "--no-cache")
+    args = cli(
+        repo,
+        tmp_path,
+        "ask",
+        "how is the coupon discount computed?",
+        "--provider",
+        "openai",
+        "--model",
+        "local-llm",
+        "--base-url",
+        fake_llm.openai_url,
+        "--no-cache",
+    )
     assert main(args) == 0
     out = capsys.readouterr().out
     assert out.startswith("It multiplies by 0.1 [1] [42].")  # streamed as it came
@@ -55,32 +81,53 @@ def test_ask_streams_from_a_provider(
 
 
 def test_ask_reports_provider_failure_on_stderr(
-    repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str],
+    repo: Path,
+    tmp_path: Path,
+    fake_llm: FakeLLMServer,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fake_llm.script("messages", Status(401, "invalid key"))
-    args = cli(repo, tmp_path, "ask", "how is the coupon discount computed?", "--provider", "anthropic",
-               "--base-url", fake_llm.url)
+    args = cli(
+        repo,
+        tmp_path,
+        "ask",
+        "how is the coupon discount computed?",
+        "--provider",
+        "anthropic",
+        "--base-url",
+        fake_llm.url,
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key-for-test")
     assert main(args) == 0
     captured = capsys.readouterr()
-    assert "codeqa: provider error: anthropic" in captured.err and "authentication failed (401)" in captured.err
+    assert (
+        "codeqa: provider error: anthropic" in captured.err
+        and "authentication failed (401)" in captured.err
+    )
     assert "Citations:" in captured.out
 
 
 def test_explain_path_line(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    line = next(i for i, text in enumerate((repo / "shop/pricing.py").read_text().splitlines(), 1)
-                if "total = sum(self.items)" in text)
+    line = next(
+        i
+        for i, text in enumerate((repo / "shop/pricing.py").read_text().splitlines(), 1)
+        if "total = sum(self.items)" in text
+    )
     assert main(cli(repo, tmp_path, "explain", f"shop/pricing.py:{line}", "--json")) == 0
     answer = json.loads(capsys.readouterr().out)
     assert answer["citations"][0]["symbol"] == "Cart.checkout"
     assert {c["symbol"] for c in answer["citations"][1:]} == {"apply_tax", "compute_discount"}
 
 
-@pytest.mark.parametrize("location, message", [
-    ("shop/pricing.py", "expected PATH:LINE"), ("shop/pricing.py:0", "expected PATH:LINE"),
-    ("shop/missing.py:3", "no such file"),
-])
+@pytest.mark.parametrize(
+    "location, message",
+    [
+        ("shop/pricing.py", "expected PATH:LINE"),
+        ("shop/pricing.py:0", "expected PATH:LINE"),
+        ("shop/missing.py:3", "no such file"),
+    ],
+)
 def test_explain_bad_location_is_a_usage_error(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], location: str, message: str
 ) -> None:

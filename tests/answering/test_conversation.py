@@ -35,12 +35,18 @@ def test_follow_up_detection() -> None:
 
 def test_a_follow_up_is_searched_with_the_earlier_subject_and_a_new_subject_is_not() -> None:
     thread = Thread(id="t", title="")
-    thread.turns.append(Turn("how is the coupon discount computed?", "…",
-                             [{"symbol": "compute_discount"}, {"symbol": "Cart.checkout"}]))
+    thread.turns.append(
+        Turn(
+            "how is the coupon discount computed?",
+            "…",
+            [{"symbol": "compute_discount"}, {"symbol": "Cart.checkout"}],
+        )
+    )
     follow = retrieval_query(thread, "and where is it called from?")
     assert "compute_discount" in follow and "coupon discount" in follow
     assert retrieval_query(thread, "how are stock levels reserved in the warehouse?") == (
-        "how are stock levels reserved in the warehouse?")
+        "how are stock levels reserved in the warehouse?"
+    )
     assert retrieval_query(None, "and where is it called?") == "and where is it called?"
 
 
@@ -57,11 +63,28 @@ def test_prompt_history_keeps_the_newest_turns_within_the_budget() -> None:
 def test_threads_survive_a_new_store_and_are_bounded(tmp_path: Path, monkeypatch: object) -> None:
     store = ConversationStore(tmp_path)
     first = store.new(client="Neovim")
-    store.add_turn(first.id, Turn("where is the cart totalled?", "In `Cart.checkout` [1].",
-                                  [{"number": 1, "path": "shop/pricing.py", "startLine": 30, "endLine": 34,
-                                    "symbol": "Cart.checkout"}]))
+    store.add_turn(
+        first.id,
+        Turn(
+            "where is the cart totalled?",
+            "In `Cart.checkout` [1].",
+            [
+                {
+                    "number": 1,
+                    "path": "shop/pricing.py",
+                    "startLine": 30,
+                    "endLine": 34,
+                    "symbol": "Cart.checkout",
+                }
+            ],
+        ),
+    )
     again = ConversationStore(tmp_path).get(first.id)  # as after a server restart
-    assert again is not None and again.title == "where is the cart totalled?" and again.client == "Neovim"
+    assert (
+        again is not None
+        and again.title == "where is the cart totalled?"
+        and again.client == "Neovim"
+    )
     assert again.turns[0].citations[0]["symbol"] == "Cart.checkout"
     monkeypatch.setattr(conversation, "MAX_THREADS", 3)  # type: ignore[attr-defined]
     monkeypatch.setattr(conversation, "MAX_TURNS", 2)  # type: ignore[attr-defined]
@@ -73,7 +96,11 @@ def test_threads_survive_a_new_store_and_are_bounded(tmp_path: Path, monkeypatch
     assert len(kept) == 3 and all(len(t.turns) == 2 for t in kept)
     assert [t.question for t in kept[0].turns] == ["q4.2", "q4.3"]
     assert all(len(t.answer) <= conversation.MAX_ANSWER_CHARS for t in kept[0].turns)
-    assert store.clear(kept[0].id) == 1 and store.clear() == 2 and ConversationStore(tmp_path).list() == []
+    assert (
+        store.clear(kept[0].id) == 1
+        and store.clear() == 2
+        and ConversationStore(tmp_path).list() == []
+    )
 
 
 def test_a_damaged_history_file_starts_afresh(tmp_path: Path) -> None:
@@ -85,30 +112,50 @@ def test_a_damaged_history_file_starts_afresh(tmp_path: Path) -> None:
 
 
 def test_follow_up_through_the_engine_retrieves_and_prompts_with_the_first_turn(
-    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer,
+    make_workspace: MakeWorkspace,
+    fake_llm: FakeLLMServer,
 ) -> None:
-    fake_llm.script("messages", Reply("`compute_discount` takes ten percent for SAVE10 [1]."),
-                    Reply("It is called from `Cart.checkout` [1]."))
-    workspace = make_workspace(provider="anthropic", base_url=fake_llm.url, api_key="test-key-abcdef",
-                               model="m", request_timeout=10.0, max_retries=1)
+    fake_llm.script(
+        "messages",
+        Reply("`compute_discount` takes ten percent for SAVE10 [1]."),
+        Reply("It is called from `Cart.checkout` [1]."),
+    )
+    workspace = make_workspace(
+        provider="anthropic",
+        base_url=fake_llm.url,
+        api_key="test-key-abcdef",
+        model="m",
+        request_timeout=10.0,
+        max_retries=1,
+    )
     thread = workspace.conversations.new(client="test")
     first = final(workspace.ask_in_thread_stream("how is the coupon discount computed?", thread.id))
     assert any(c.symbol == "compute_discount" for c in first.citations)
     # Alone, the follow-up has nothing to retrieve with ...
     alone = final(workspace.ask_stream("and where is it called from?"))
-    assert not any(c.symbol in {"compute_discount", "Cart.checkout"} for c in alone.citations) or not alone.confident
+    assert (
+        not any(c.symbol in {"compute_discount", "Cart.checkout"} for c in alone.citations)
+        or not alone.confident
+    )
     # ... in the thread it is searched with the earlier subject, and the prompt carries turn 1.
     second = final(workspace.ask_in_thread_stream("and where is it called from?", thread.id))
     prompt = user_text(fake_llm.requests[-1])
-    assert "Earlier in this conversation" in prompt and "how is the coupon discount computed?" in prompt
+    assert (
+        "Earlier in this conversation" in prompt
+        and "how is the coupon discount computed?" in prompt
+    )
     assert "Cart.checkout" in prompt and second.confident
     recorded = workspace.conversations.get(thread.id)
     assert recorded is not None and [t.question for t in recorded.turns] == [
-        "how is the coupon discount computed?", "and where is it called from?"]
+        "how is the coupon discount computed?",
+        "and where is it called from?",
+    ]
     assert recorded.turns[1].citations
 
 
-def test_extractive_threads_send_nothing_anywhere(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_extractive_threads_send_nothing_anywhere(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     workspace = make_workspace()
     thread = workspace.conversations.new()
     final(workspace.ask_in_thread_stream("how is the coupon discount computed?", thread.id))
@@ -125,4 +172,8 @@ def test_two_processes_writing_the_same_history_keep_each_others_turns(tmp_path:
     cli.add_turn(thread.id, Turn("second?", "b", []))
     editor.add_turn(thread.id, Turn("third?", "c", []))
     again = ConversationStore(tmp_path).get(thread.id)
-    assert again is not None and [t.question for t in again.turns] == ["first?", "second?", "third?"]
+    assert again is not None and [t.question for t in again.turns] == [
+        "first?",
+        "second?",
+        "third?",
+    ]

@@ -17,21 +17,31 @@ def line_of(repo: Path, needle: str) -> int:
     return next(i for i, text in enumerate(lines, 1) if needle in text)
 
 
-def explain(workspace: CodeBase, line: int, text: str | None = None, path: str = "shop/pricing.py") -> Answer:
+def explain(
+    workspace: CodeBase, line: int, text: str | None = None, path: str = "shop/pricing.py"
+) -> Answer:
     items = list(workspace.explain_stream(path, line, text=text))
     assert isinstance(items[-1], Answer) and all(isinstance(i, str) for i in items[:-1])
     return items[-1]
 
 
 def remote(make_workspace: MakeWorkspace, server: FakeLLMServer) -> CodeBase:
-    return make_workspace(provider="anthropic", base_url=server.url, api_key="test-key-abcdef",
-                          model="claude-x", max_retries=0)
+    return make_workspace(
+        provider="anthropic",
+        base_url=server.url,
+        api_key="test-key-abcdef",
+        model="claude-x",
+        max_retries=0,
+    )
 
 
 def test_explains_the_enclosing_method_with_its_callees(
     make_workspace: MakeWorkspace, fake_llm: FakeLLMServer, repo: Path
 ) -> None:
-    fake_llm.script("messages", Reply("`checkout` totals the items [1], subtracts the discount [3] and adds tax [2]."))
+    fake_llm.script(
+        "messages",
+        Reply("`checkout` totals the items [1], subtracts the discount [3] and adds tax [2]."),
+    )
     workspace = remote(make_workspace, fake_llm)
     answer = explain(workspace, line_of(repo, "total = sum(self.items)"))
     (request,) = fake_llm.requests
@@ -41,7 +51,11 @@ def test_explains_the_enclosing_method_with_its_callees(
     assert {c[4] for c in chunks[1:]} == {"apply_tax", "compute_discount"}
     assert "Explain `Cart.checkout`" in user_text(request)
     assert answer.citations[0].symbol == "Cart.checkout"
-    assert {c.symbol for c in answer.citations} == {"Cart.checkout", "apply_tax", "compute_discount"}
+    assert {c.symbol for c in answer.citations} == {
+        "Cart.checkout",
+        "apply_tax",
+        "compute_discount",
+    }
     assert answer.provider == "anthropic" and answer.confident
 
 
@@ -77,25 +91,35 @@ def test_explain_an_unsaved_buffer(make_workspace: MakeWorkspace) -> None:
     assert (answer.citations[0].start_line, answer.citations[0].end_line) == (4, 6)
     assert not answer.citations[0].stale
     assert answer.citations[1].symbol == "apply_tax"
-    assert "It calls: `apply_tax`" in answer.text and "> Sum invoice lines and add tax." in answer.text
-    assert workspace.cached_explanation("shop/invoices.py", 6, text=buffer) is None  # extractive: never cached
+    assert (
+        "It calls: `apply_tax`" in answer.text and "> Sum invoice lines and add tax." in answer.text
+    )
+    assert (
+        workspace.cached_explanation("shop/invoices.py", 6, text=buffer) is None
+    )  # extractive: never cached
 
 
-def test_line_outside_any_definition(make_workspace: MakeWorkspace, fake_llm: FakeLLMServer) -> None:
+def test_line_outside_any_definition(
+    make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
+) -> None:
     workspace = remote(make_workspace, fake_llm)
     answer = explain(workspace, 9999)
     assert not answer.confident and "No function, method or class encloses line 9999" in answer.text
     assert fake_llm.requests == []
 
 
-def test_enclosing_prefers_the_innermost_definition(make_workspace: MakeWorkspace, repo: Path) -> None:
+def test_enclosing_prefers_the_innermost_definition(
+    make_workspace: MakeWorkspace, repo: Path
+) -> None:
     workspace = make_workspace()
     chunks = workspace.chunks(path="shop/pricing.py")
     assert enclosing_definition(chunks, line_of(repo, "self.items.append")).symbol == "Cart.add"  # type: ignore[union-attr]
     assert enclosing_definition(chunks, line_of(repo, "class Cart")).symbol == "Cart"  # type: ignore[union-attr]
 
 
-def test_callee_in_the_edited_buffer_is_repointed(make_workspace: MakeWorkspace, repo: Path) -> None:
+def test_callee_in_the_edited_buffer_is_repointed(
+    make_workspace: MakeWorkspace, repo: Path
+) -> None:
     workspace = make_workspace()
     original = (repo / "shop/pricing.py").read_text()
     buffer = "# two new\n# lines\n" + original.replace("1 + TAX_RATE", "1.0 + TAX_RATE")
@@ -122,8 +146,12 @@ def test_cached_explanation_expires_when_a_callee_changes(
     workspace.update_file("shop/inventory.py")
     assert workspace.cached_explanation("shop/pricing.py", line) is not None
     pricing = repo / "shop/pricing.py"  # a callee's code changes: [2] would point at new code
-    pricing.write_text(pricing.read_text().replace("round(amount * (1 + TAX_RATE), 2)",
-                                                   "round(amount * (1 + TAX_RATE), 3)"), encoding="utf-8")
+    pricing.write_text(
+        pricing.read_text().replace(
+            "round(amount * (1 + TAX_RATE), 2)", "round(amount * (1 + TAX_RATE), 3)"
+        ),
+        encoding="utf-8",
+    )
     workspace.update_file("shop/pricing.py")
     assert workspace.cached_explanation("shop/pricing.py", line) is None
     assert explain(workspace, line).text == "Fresh [1]." and len(fake_llm.requests) == 2

@@ -10,7 +10,7 @@ from codeqa_lsp.engine import CodeBase
 from tests.answering.conftest import MakeWorkspace
 
 FILES = {
-    "pkg/_make.py": '''
+    "pkg/_make.py": """
 from pkg.helpers import fmt_value as fmt
 from pkg import helpers
 
@@ -40,20 +40,20 @@ class Attribute:
 
 def _make_hash(text):
     return hash(text)
-''',
-    "pkg/helpers.py": '''
+""",
+    "pkg/helpers.py": """
 def fmt_value(text):
     return text.strip()
 
 
 def pad(text):
     return text.ljust(10)
-''',
-    "other/helpers.py": '''
+""",
+    "other/helpers.py": """
 def pad(text):
     return text.rjust(10)
-''',
-    "pkg/make.js": '''
+""",
+    "pkg/make.js": """
 const util = require('./util');
 
 class Router {
@@ -66,10 +66,10 @@ class Router {
 }
 
 function toString(x) { return x; }
-''',
-    "pkg/util.js": '''
+""",
+    "pkg/util.js": """
 exports.parse = function parse(text) { return text; };
-''',
+""",
 }
 
 
@@ -102,7 +102,9 @@ def test_python_calls_resolve_by_scope_and_builtins_stay_unresolved(
         "pkg/_make.py:_make_hash",  # same file
     ]
     # `repr`, `str`, `len` are builtins: never `_Nothing.__repr__` or `Printer.repr`.
-    assert _callees(workspace, "pkg/_make.py", "return self.repr(value)") == ["pkg/_make.py:Printer.repr"]
+    assert _callees(workspace, "pkg/_make.py", "return self.repr(value)") == [
+        "pkg/_make.py:Printer.repr"
+    ]
 
 
 def test_javascript_calls_resolve_through_this_and_require(

@@ -33,8 +33,14 @@ PROVIDERS = ("anthropic", "openai")
 
 
 def provider_for(server_url: str, name: str, **overrides: object) -> Provider:
-    options: dict = {"provider": name, "base_url": server_url, "api_key": "test-key-123456",
-                     "model": f"{name}-test-model", "request_timeout": 10.0, "max_retries": 2}
+    options: dict = {
+        "provider": name,
+        "base_url": server_url,
+        "api_key": "test-key-123456",
+        "model": f"{name}-test-model",
+        "request_timeout": 10.0,
+        "max_retries": 2,
+    }
     options.update(overrides)
     provider = make_provider(Settings(**options))
     assert provider is not None
@@ -53,7 +59,9 @@ def collect(provider: Provider) -> tuple[str, Usage | None]:
 
 @pytest.mark.parametrize("name", PROVIDERS)
 def test_streams_text_and_usage(fake_llm: FakeLLMServer, name: str) -> None:
-    fake_llm.script(ENDPOINT[name], Reply("Streamed answer [1].", deltas=4, input_tokens=120, output_tokens=9))
+    fake_llm.script(
+        ENDPOINT[name], Reply("Streamed answer [1].", deltas=4, input_tokens=120, output_tokens=9)
+    )
     items = list(provider_for(fake_llm.url, name).stream("SYSTEM RULES", "USER QUESTION"))
     pieces = [i for i in items if isinstance(i, str)]
     assert "".join(pieces) == "Streamed answer [1]." and len(pieces) == 4
@@ -78,7 +86,9 @@ def test_request_shape(fake_llm: FakeLLMServer, name: str) -> None:
 
 @pytest.mark.parametrize("name", PROVIDERS)
 def test_429_then_success_honours_retry_after(fake_llm: FakeLLMServer, name: str) -> None:
-    fake_llm.script(ENDPOINT[name], Status(429, "slow down", headers={"retry-after": "0.3"}), Reply("ok"))
+    fake_llm.script(
+        ENDPOINT[name], Status(429, "slow down", headers={"retry-after": "0.3"}), Reply("ok")
+    )
     started = time.monotonic()
     assert collect(provider_for(fake_llm.url, name))[0] == "ok"
     assert time.monotonic() - started >= 0.3  # it waited as told before retrying
@@ -86,13 +96,19 @@ def test_429_then_success_honours_retry_after(fake_llm: FakeLLMServer, name: str
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
-@pytest.mark.parametrize("behaviour, message", [
-    (Status(401, "bad key"), "authentication failed (401)"),
-    (Status(403, "not allowed here"), "permission denied (403): not allowed here"),
-    (Status(400, "bad request body"), "request rejected (400): bad request body"),
-    (Malformed(), "malformed response"),
-    (CutStream("one two three four five six seven", after_deltas=2), "lost before the answer was complete"),
-])
+@pytest.mark.parametrize(
+    "behaviour, message",
+    [
+        (Status(401, "bad key"), "authentication failed (401)"),
+        (Status(403, "not allowed here"), "permission denied (403): not allowed here"),
+        (Status(400, "bad request body"), "request rejected (400): bad request body"),
+        (Malformed(), "malformed response"),
+        (
+            CutStream("one two three four five six seven", after_deltas=2),
+            "lost before the answer was complete",
+        ),
+    ],
+)
 def test_non_retryable_faults_fail_once_with_a_clear_reason(
     fake_llm: FakeLLMServer, name: str, behaviour: object, message: str
 ) -> None:
@@ -105,11 +121,14 @@ def test_non_retryable_faults_fail_once_with_a_clear_reason(
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
-@pytest.mark.parametrize("behaviour, message", [
-    (Status(500, "boom"), "server error (500): boom"),
-    (Status(503, "overloaded"), "server error (503): overloaded"),
-    (Status(429, "quota"), "rate limited (429): quota"),  # no retry-after: exponential backoff
-])
+@pytest.mark.parametrize(
+    "behaviour, message",
+    [
+        (Status(500, "boom"), "server error (500): boom"),
+        (Status(503, "overloaded"), "server error (503): overloaded"),
+        (Status(429, "quota"), "rate limited (429): quota"),  # no retry-after: exponential backoff
+    ],
+)
 def test_retryable_faults_are_retried_a_bounded_number_of_times(
     fake_llm: FakeLLMServer, name: str, behaviour: Status, message: str
 ) -> None:
@@ -121,8 +140,12 @@ def test_retryable_faults_are_retried_a_bounded_number_of_times(
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
-def test_retry_after_longer_than_the_timeout_gives_up_at_once(fake_llm: FakeLLMServer, name: str) -> None:
-    fake_llm.script(ENDPOINT[name], Status(429, "quota", headers={"retry-after": "120"}), Reply("late"))
+def test_retry_after_longer_than_the_timeout_gives_up_at_once(
+    fake_llm: FakeLLMServer, name: str
+) -> None:
+    fake_llm.script(
+        ENDPOINT[name], Status(429, "quota", headers={"retry-after": "120"}), Reply("late")
+    )
     started = time.monotonic()
     with pytest.raises(ProviderError, match=r"retry after 120s .*within the 5s timeout"):
         collect(provider_for(fake_llm.url, name, request_timeout=5.0))
@@ -146,7 +169,9 @@ def test_connection_refused(name: str) -> None:
         collect(provider_for(unused_port_url(), name, max_retries=1))
 
 
-def test_missing_keys_and_local_openai_without_key(monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> None:
+def test_missing_keys_and_local_openai_without_key(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+) -> None:
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     with pytest.raises(ProviderError, match="ANTHROPIC_API_KEY"):
@@ -159,7 +184,9 @@ def test_missing_keys_and_local_openai_without_key(monkeypatch: pytest.MonkeyPat
     assert fake_llm.requests[0].headers["authorization"] == "Bearer not-needed"
 
 
-def test_sdk_environment_variables_are_honoured(monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> None:
+def test_sdk_environment_variables_are_honoured(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "env-anthropic-key-1")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_llm.url)
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_url)
@@ -172,12 +199,17 @@ def test_sdk_environment_variables_are_honoured(monkeypatch: pytest.MonkeyPatch,
     assert openai_provider is not None
     collect(openai_provider)
     assert [r.path for r in fake_llm.requests] == ["/v1/messages", "/v1/chat/completions"]
-    auth = fake_llm.requests[0].headers.get("x-api-key") or fake_llm.requests[0].headers["authorization"]
+    auth = (
+        fake_llm.requests[0].headers.get("x-api-key")
+        or fake_llm.requests[0].headers["authorization"]
+    )
     assert auth.endswith("env-anthropic-key-1")
 
 
 def test_allow_remote_false_and_extractive_mean_no_provider() -> None:
-    assert make_provider(Settings(provider="anthropic", api_key="k" * 10, allow_remote=False)) is None
+    assert (
+        make_provider(Settings(provider="anthropic", api_key="k" * 10, allow_remote=False)) is None
+    )
     assert make_provider(Settings()) is None
     assert provider_identity(Settings(provider="openai", model="m")) == ("openai", "m")
     assert provider_identity(Settings(provider="openai", allow_remote=False)) is None

@@ -103,11 +103,17 @@ def test_covers_mapping_credits_a_chunk_swallowing_the_expected_method(tree: Pat
     assert mapper.retrieved(raw, _question("helper"), "covers")[0].symbol == "Greeter"
 
 
-def test_scoring_vectorcode_uses_the_shared_matcher(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scoring_vectorcode_uses_the_shared_matcher(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(peers, "corpus_root", lambda _name: tree)
     question = Question("t-1", "q", (Expected("pkg/greet.py", "Greeter.hello"),), set_name="t")
-    raw = [[{"path": "pkg/greet.py", "start_line": 15, "end_line": 16},
-            {"path": "pkg/greet.py", "start_line": 8, "end_line": 9}]]
+    raw = [
+        [
+            {"path": "pkg/greet.py", "start_line": 15, "end_line": 16},
+            {"path": "pkg/greet.py", "start_line": 8, "end_line": 9},
+        ]
+    ]
     scored = peers.score([question], raw)
     contained = scored["mappings"]["contained"]
     assert contained["ranks"] == {"t-1": 2}
@@ -116,15 +122,36 @@ def test_scoring_vectorcode_uses_the_shared_matcher(tree: Path, monkeypatch: pyt
 
 
 def _speed_doc(ours_wall: float, ours_rss: float, vc_wall: float, vc_rss: float) -> dict:
-    run = {"ok": True, "wall_s": ours_wall, "tree_peak_rss_mb": ours_rss, "chunks": 600, "files": 16,
-           "size_bytes": 6 * 2**20, "size_mb_per_1k_chunks": 10.0, "embedded": 600}
+    run = {
+        "ok": True,
+        "wall_s": ours_wall,
+        "tree_peak_rss_mb": ours_rss,
+        "chunks": 600,
+        "files": 16,
+        "size_bytes": 6 * 2**20,
+        "size_mb_per_1k_chunks": 10.0,
+        "embedded": 600,
+    }
     median = {**run, "wall_s_all": [ours_wall], "tree_peak_rss_mb_max": ours_rss}
-    vc = {"ok": True, "wall_s": vc_wall, "tree_peak_rss_mb": vc_rss, "chunks": 254, "files": 21,
-          "db_bytes": 2**20, "wall_s_all": [vc_wall], "tree_peak_rss_mb_max": vc_rss}
-    return {"machine": {"date": "2026-11-21T00:00:00Z", "cores": 2, "ram_gb": 8.0, "python": "3.11"},
-            "click_src": {"runs": {"local": {"clean": [run], "clean_median": median,
-                                             "warm": {**run, "embedded": 0}}},
-                          "vectorcode": {"runs": [vc], "clean_median": vc}}}
+    vc = {
+        "ok": True,
+        "wall_s": vc_wall,
+        "tree_peak_rss_mb": vc_rss,
+        "chunks": 254,
+        "files": 21,
+        "db_bytes": 2**20,
+        "wall_s_all": [vc_wall],
+        "tree_peak_rss_mb_max": vc_rss,
+    }
+    return {
+        "machine": {"date": "2026-11-21T00:00:00Z", "cores": 2, "ram_gb": 8.0, "python": "3.11"},
+        "click_src": {
+            "runs": {
+                "local": {"clean": [run], "clean_median": median, "warm": {**run, "embedded": 0}}
+            },
+            "vectorcode": {"runs": [vc], "clean_median": vc},
+        },
+    }
 
 
 def test_report_computes_ratios_and_target_status_within_one_run() -> None:
@@ -142,8 +169,12 @@ def test_report_computes_ratios_and_target_status_within_one_run() -> None:
 def test_report_survives_missing_and_malformed_results() -> None:
     text = report.render({"speed": {"click_src": "not a dict"}, "quality": None}, plots={})
     assert "Could not render" in text
-    for heading in ("## Summary against the targets", "## Retrieval quality", "## Chunking throughput",
-                    "## Language server"):
+    for heading in (
+        "## Summary against the targets",
+        "## Retrieval quality",
+        "## Chunking throughput",
+        "## Language server",
+    ):
         assert heading in text
     assert "not run" in report.render({}, plots={})
 
@@ -166,15 +197,23 @@ def test_a_daemon_left_behind_neither_hangs_nor_survives_the_measurement() -> No
 
 def test_server_results_feed_the_server_targets() -> None:
     server = {
-        "embedder": "hash", "provider": "extractive", "workspace": {"indexed_files": 3000, "chunks": 50_000},
-        "cold": {"initialize_response_s": 0.1, "full_index_s": 60.0,
-                 "first_cited_ask": {"seconds": 2.5, "index_still_running": True},
-                 "hover_during_index": {"n": 100, "p50_ms": 3.0, "p95_ms": 20.0},
-                 "save_to_searchable": {"p50_ms": 300.0, "p95_ms": 400.0, "lines": 1000}},
+        "embedder": "hash",
+        "provider": "extractive",
+        "workspace": {"indexed_files": 3000, "chunks": 50_000},
+        "cold": {
+            "initialize_response_s": 0.1,
+            "full_index_s": 60.0,
+            "first_cited_ask": {"seconds": 2.5, "index_still_running": True},
+            "hover_during_index": {"n": 100, "p50_ms": 3.0, "p95_ms": 20.0},
+            "save_to_searchable": {"p50_ms": 300.0, "p95_ms": 400.0, "lines": 1000},
+        },
         "warm": {"index_run_s": 2.0, "first_cited_ask": {"seconds": 0.5}},
     }
     rows = {r[0]: r for r in report_sections._target_rows({"server": server})}
-    assert rows["server: initialize → first cited codeqa.ask <= 2 s"][1:] == ["2.50 s on 3000 files", "**missed**"]
+    assert rows["server: initialize → first cited codeqa.ask <= 2 s"][1:] == [
+        "2.50 s on 3000 files",
+        "**missed**",
+    ]
     assert rows["server: hover p95 <= 100 ms during a full index"][2] == "met"
     text = "\n".join(report_sections.server_section(server))
     assert "p50 3.0 ms · p95 20.0 ms" in text

@@ -93,8 +93,10 @@ def test_module_chunk_holds_code_outside_definitions() -> None:
 
 
 def _long_function(statements: int) -> str:
-    body = "\n".join(f"    value_{i} = compute({i}, value_{i - 1 if i else 0})" for i in range(statements))
-    return f"def big(x):\n    \"\"\"A big one.\"\"\"\n{body}\n    return x\n"
+    body = "\n".join(
+        f"    value_{i} = compute({i}, value_{i - 1 if i else 0})" for i in range(statements)
+    )
+    return f'def big(x):\n    """A big one."""\n{body}\n    return x\n'
 
 
 def test_large_definition_splits_at_statements_with_overlap_and_signature() -> None:
@@ -117,7 +119,9 @@ def test_large_definition_splits_at_statements_with_overlap_and_signature() -> N
 
 
 def test_embed_text_header() -> None:
-    chunk = by_symbol(chunk_source("src/sample.py", (FIXTURES / "sample.py").read_text()))["price"][0]
+    chunk = by_symbol(chunk_source("src/sample.py", (FIXTURES / "sample.py").read_text()))["price"][
+        0
+    ]
     assert chunk.embed_text().startswith("src/sample.py · price · function\ndef price")
 
 
@@ -163,7 +167,9 @@ def test_plain_text_blocks_overlap() -> None:
 def test_unknown_language_falls_back_to_structure() -> None:
     text = "fun main() {\n  println(1)\n}\n"
     chunks = chunk_source("Main.kt", text)
-    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [("<module>", "module", 1, 3)]
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "module", 1, 3)
+    ]
 
 
 def test_syntax_errors_keep_what_the_parser_finds() -> None:
@@ -196,7 +202,12 @@ def test_deeply_nested_code_does_not_recurse() -> None:
     chunks = chunk_source("deep.js", js, max_tokens=200)
     assert_well_formed(chunks, js)
     assert {c.symbol for c in chunks} >= {"f"}
-    python = "def f():\n" + "".join("    " * (i + 1) + "if x:\n" for i in range(400)) + "    " * 401 + "pass\n"
+    python = (
+        "def f():\n"
+        + "".join("    " * (i + 1) + "if x:\n" for i in range(400))
+        + "    " * 401
+        + "pass\n"
+    )
     assert_well_formed(chunk_source("deep.py", python), python)
     brackets = "x = " + "[" * 20000 + "]" * 20000 + "\n"
     assert_well_formed(chunk_source("brackets.py", brackets), brackets)
@@ -239,11 +250,14 @@ def test_tsx_components_and_language_detection() -> None:
         "import React from 'react';\n\n"
         "/** A greeting. */\n"
         "export const Hello = ({ name }: Props) => {\n"
-        "  return <div className=\"hi\">Hello {name}</div>;\n"
+        '  return <div className="hi">Hello {name}</div>;\n'
         "};\n\n"
-        "export function App() {\n  return <Hello name=\"x\" />;\n}\n"
+        'export function App() {\n  return <Hello name="x" />;\n}\n'
     )
-    got = [(c.symbol, c.kind, c.start_line, c.end_line, c.language) for c in chunk_source("ui/App.tsx", text)]
+    got = [
+        (c.symbol, c.kind, c.start_line, c.end_line, c.language)
+        for c in chunk_source("ui/App.tsx", text)
+    ]
     assert got == [
         ("<module>", "module", 1, 1, "tsx"),
         ("Hello", "function", 3, 6, "tsx"),
@@ -255,12 +269,31 @@ def test_language_for_path() -> None:
     from codeqa_lsp.chunking.languages import language_for_path
 
     cases = {
-        "src/a.py": "python", "lib/x.mjs": "javascript", "a/b.ts": "typescript",
-        "a/B.tsx": "tsx", "main.go": "go", "lib.rs": "rust", "A.java": "java", "x.c": "c",
-        "x.h": "cpp", "x.cc": "cpp", "Rakefile": "ruby", "a.rb": "ruby", "P.cs": "csharp",
-        "i.php": "php", "run.sh": "bash", "README.md": "markdown", "index.rst": "rst",
-        "notes.txt": "text", "LICENSE": "text", "Main.kt": "kotlin", "DIR\\win.PY": "python",
-        "image.png": None, ".bashrc": None, "Makefile": "make", "data.bin": None,
+        "src/a.py": "python",
+        "lib/x.mjs": "javascript",
+        "a/b.ts": "typescript",
+        "a/B.tsx": "tsx",
+        "main.go": "go",
+        "lib.rs": "rust",
+        "A.java": "java",
+        "x.c": "c",
+        "x.h": "cpp",
+        "x.cc": "cpp",
+        "Rakefile": "ruby",
+        "a.rb": "ruby",
+        "P.cs": "csharp",
+        "i.php": "php",
+        "run.sh": "bash",
+        "README.md": "markdown",
+        "index.rst": "rst",
+        "notes.txt": "text",
+        "LICENSE": "text",
+        "Main.kt": "kotlin",
+        "DIR\\win.PY": "python",
+        "image.png": None,
+        ".bashrc": None,
+        "Makefile": "make",
+        "data.bin": None,
     }
     assert {path: language_for_path(path) for path in cases} == cases
 

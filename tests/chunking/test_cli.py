@@ -18,15 +18,28 @@ def test_json_lines_for_a_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["chunks", "--json", str(FIXTURES / "sample.go")]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert rows[1] == {
-        "path": str(FIXTURES / "sample.go"), "symbol": "Cart", "kind": "class",
-        "language": "go", "start_line": 5, "end_line": 8,
+        "path": str(FIXTURES / "sample.go"),
+        "symbol": "Cart",
+        "kind": "class",
+        "language": "go",
+        "start_line": 5,
+        "end_line": 8,
     }
     assert [r["symbol"] for r in rows] == [
-        "<module>", "Cart", "Cart.Total", "Store.Name", "New", "Reader", "Pair", "Namer",
+        "<module>",
+        "Cart",
+        "Cart.Total",
+        "Store.Name",
+        "New",
+        "Reader",
+        "Pair",
+        "Namer",
     ]
 
 
-def test_folder_is_walked_with_the_scanner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_folder_is_walked_with_the_scanner(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("def a():\n    return 1\n")
     (tmp_path / "node_modules").mkdir()
@@ -48,14 +61,18 @@ def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_path_is_a_usage_error() -> None:
     result = subprocess.run(
         [str(Path(sys.executable).parent / "codeqa"), "chunks", "/no/such/path"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 2
     assert result.stderr.strip() == "codeqa: no such file or directory: /no/such/path"
     assert result.stdout == ""
 
 
-def test_explicit_secret_files_are_not_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explicit_secret_files_are_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     key = tmp_path / "id_rsa"
     key.write_text("not really a key\n")
     leaky = tmp_path / "config.py"

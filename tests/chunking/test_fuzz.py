@@ -23,11 +23,59 @@ LANGUAGES = [*supported_grammars(), "markdown", "rst", "text", "kotlin"]
 
 # Fragments that make parsers build (and break) definitions in every language we support.
 CODE_TOKENS = [
-    "def ", "class ", "function ", "fn ", "func ", "impl ", "struct ", "module ", "end",
-    "f", "A", "x", "(", ")", "{", "}", "[", "]", ":", ";", ",", " = ", " => ", ".", "::",
-    "\n", "\r\n", "\r", "    ", "\t", "'", '"', '"""', "`", "/**", "*/", "//", "#", "@dec\n",
-    "return ", "export ", "const ", "async ", "get ", "set ", "this.", "prototype.",
-    "module.exports = ", "\x00", "\ufeff", "é", "\U0001f600", "\udc80",
+    "def ",
+    "class ",
+    "function ",
+    "fn ",
+    "func ",
+    "impl ",
+    "struct ",
+    "module ",
+    "end",
+    "f",
+    "A",
+    "x",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ";",
+    ",",
+    " = ",
+    " => ",
+    ".",
+    "::",
+    "\n",
+    "\r\n",
+    "\r",
+    "    ",
+    "\t",
+    "'",
+    '"',
+    '"""',
+    "`",
+    "/**",
+    "*/",
+    "//",
+    "#",
+    "@dec\n",
+    "return ",
+    "export ",
+    "const ",
+    "async ",
+    "get ",
+    "set ",
+    "this.",
+    "prototype.",
+    "module.exports = ",
+    "\x00",
+    "\ufeff",
+    "é",
+    "\U0001f600",
+    "\udc80",
 ]
 code_soup = st.lists(st.sampled_from(CODE_TOKENS), max_size=300).map("".join)
 
@@ -80,7 +128,9 @@ KNOWN_REASONS = {"binary", "too-large", "secret-content", "generated", "minified
 
 @FUZZ
 @given(data=st.binary(max_size=3000))
-def test_read_source_of_arbitrary_bytes(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+def test_read_source_of_arbitrary_bytes(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
     root = tmp_path_factory.mktemp("fuzz")
     (root / "file.py").write_bytes(data)
     result = read_source(root, "file.py", Settings(max_file_bytes=2000))
@@ -93,7 +143,9 @@ def test_read_source_of_arbitrary_bytes(tmp_path_factory: pytest.TempPathFactory
 
 def test_parallel_chunking_matches_sequential() -> None:
     """Parsers are per thread; the shared Language/Query objects are read-only."""
-    jobs = [(f"src/{name}", (FIXTURES / name).read_text(encoding="utf-8")) for name in FIXTURE_FILES] * 8
+    jobs = [
+        (f"src/{name}", (FIXTURES / name).read_text(encoding="utf-8")) for name in FIXTURE_FILES
+    ] * 8
     expected = [chunk_source(path, text) for path, text in jobs]
     with ThreadPoolExecutor(max_workers=6) as pool:
         got = list(pool.map(lambda job: chunk_source(*job), jobs))

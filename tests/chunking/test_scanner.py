@@ -25,12 +25,32 @@ OPENAI_LEGACY = "sk-" + "T3BlbkFJ9aZx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Jh0GfEdCbA9z8"
 ANTHROPIC = "sk-ant-api03-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0EdCbAaB1c2D3e4F5g6H7i8J9k0LmNoPqRs"
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 GITHUB_PAT = "github_pat_" + "11ABCDEFG0aBcDeFgHiJkL_mNoPqRsTuVwXyZ0123456789abcdefGHIJKLMN"
-PRIVATE_KEY = "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7q\n-----END RSA PRIVATE KEY-----\n"
-SECRET_VALUES = [AWS, OPENAI_PROJECT, OPENAI_LEGACY, ANTHROPIC, GITHUB, GITHUB_PAT, "MIIEowIBAAKCAQEA7q"]
+PRIVATE_KEY = (
+    "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7q\n-----END RSA PRIVATE KEY-----\n"
+)
+SECRET_VALUES = [
+    AWS,
+    OPENAI_PROJECT,
+    OPENAI_LEGACY,
+    ANTHROPIC,
+    GITHUB,
+    GITHUB_PAT,
+    "MIIEowIBAAKCAQEA7q",
+]
 
 SECRET_NAMES = [
-    ".env", ".env.local", "config/prod.env", "server.pem", "tls/private.key", "id_rsa",
-    "keys/id_ed25519.pub", "cert.p12", ".netrc", ".npmrc", ".pypirc", "credentials.json",
+    ".env",
+    ".env.local",
+    "config/prod.env",
+    "server.pem",
+    "tls/private.key",
+    "id_rsa",
+    "keys/id_ed25519.pub",
+    "cert.p12",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    "credentials.json",
 ]
 SECRET_CONTENT = {
     "src/aws_config.py": f'ACCESS_KEY = "{AWS}"\n',
@@ -42,8 +62,15 @@ SECRET_CONTENT = {
     "docs/key.md": f"# Key\n\n{PRIVATE_KEY}",
 }
 INDEXED = [
-    ".github/workflows/ci.yml", "README.md", "docs/guide.md", "lib/keep.tmp.py",
-    "src/app.py", "src/lookalikes.py", "src/nested/deep.go", "src/util.js", "src/vanishing.py",
+    ".github/workflows/ci.yml",
+    "README.md",
+    "docs/guide.md",
+    "lib/keep.tmp.py",
+    "src/app.py",
+    "src/lookalikes.py",
+    "src/nested/deep.go",
+    "src/util.js",
+    "src/vanishing.py",
 ]
 
 
@@ -68,9 +95,12 @@ def workspace(tmp_path: Path) -> Path:
     write(root, "docs/guide.md", "# Guide\n")
     write(root, ".github/workflows/ci.yml", "on: push\n")
     # Look-alikes that must stay indexed: documented placeholders and word salad.
-    write(root, "src/lookalikes.py",
-          'EXAMPLE = "AKIAIOSFODNN7EXAMPLE"\nSLUG = "sk-this-is-not-a-real-key-just-words-here"\n'
-          'BEGIN = "-----BEGIN PUBLIC KEY-----"\n')
+    write(
+        root,
+        "src/lookalikes.py",
+        'EXAMPLE = "AKIAIOSFODNN7EXAMPLE"\nSLUG = "sk-this-is-not-a-real-key-just-words-here"\n'
+        'BEGIN = "-----BEGIN PUBLIC KEY-----"\n',
+    )
     # Ignore files at several levels, negation in a deeper file.
     write(root, ".gitignore", "*.log\n*.tmp.py\nignored_dir/\n")
     write(root, "lib/.gitignore", "!keep.tmp.py\n")
@@ -86,9 +116,19 @@ def workspace(tmp_path: Path) -> Path:
     write(root, "scratch/notes.md", "# Notes\n")
     write(root, "src/skipme.py", "x = 1\n")  # settings.exclude
     # Default excludes.
-    for rel in ("node_modules/pkg/index.js", ".venv/lib/site.py", "build/out.js", "dist/app.js",
-                "src/__pycache__/app.py", "target/debug/main.rs", "vendor/lib.go",
-                "static/app.min.js", "package-lock.json", "poetry.lock", "api_pb2.py"):
+    for rel in (
+        "node_modules/pkg/index.js",
+        ".venv/lib/site.py",
+        "build/out.js",
+        "dist/app.js",
+        "src/__pycache__/app.py",
+        "target/debug/main.rs",
+        "vendor/lib.go",
+        "static/app.min.js",
+        "package-lock.json",
+        "poetry.lock",
+        "api_pb2.py",
+    ):
         write(root, rel, "x = 1\n")
     write(root, "myenv/pyvenv.cfg", "home = /usr\n")
     write(root, "myenv/lib/mod.py", "x = 1\n")
@@ -131,16 +171,30 @@ def test_scan_and_read_index_exactly_the_right_files(
     result = scan(workspace, SETTINGS)
     listed = [f.rel_path for f in result.files]
     assert listed == sorted([*INDEXED, "gen/api.go", "src/data.py", *SECRET_CONTENT])
-    assert result.skipped == Counter({
-        "default-excluded": 13, "ignored": 5, "excluded": 1, "secret-name": len(SECRET_NAMES),
-        "too-large": 1, "unsupported": 5, "symlink-loop": 2, "vanished": 1, "outside-root": 1,
-    })
+    assert result.skipped == Counter(
+        {
+            "default-excluded": 13,
+            "ignored": 5,
+            "excluded": 1,
+            "secret-name": len(SECRET_NAMES),
+            "too-large": 1,
+            "unsupported": 5,
+            "symlink-loop": 2,
+            "vanished": 1,
+            "outside-root": 1,
+        }
+    )
     (workspace / "src/vanishing.py").unlink()  # deleted between scan and read
     indexed, skipped = read_all(workspace, listed)
     assert indexed == sorted(set(INDEXED) - {"src/vanishing.py"})
-    assert skipped == Counter({
-        "secret-content": len(SECRET_CONTENT), "binary": 1, "generated": 1, "vanished": 1,
-    })
+    assert skipped == Counter(
+        {
+            "secret-content": len(SECRET_CONTENT),
+            "binary": 1,
+            "generated": 1,
+            "vanished": 1,
+        }
+    )
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "secret-content" in logged and "secret-name" in logged
     for value in [*SECRET_VALUES, "hunter2"]:
@@ -230,8 +284,13 @@ def test_unreadable_files_and_directories_are_counted(tmp_path: Path) -> None:
             pytest.skip("running as root without setpriv: permissions cannot be enforced")
         command = [setpriv, "--bounding-set=-dac_override,-dac_read_search", *command]
     try:
-        out = subprocess.run(command, capture_output=True, text=True, check=False,
-                             cwd=Path(__file__).resolve().parents[2])
+        out = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=Path(__file__).resolve().parents[2],
+        )
     finally:
         (root / "closed").chmod(0o755)
     assert out.returncode == 0, out.stderr

@@ -167,8 +167,10 @@ class FakeLLMServer:
     def start(self) -> FakeLLMServer:
         if self._thread is None:
             self._thread = threading.Thread(
-                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                name="fake-llm-server", daemon=True,
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="fake-llm-server",
+                daemon=True,
             )
             self._thread.start()
         return self
@@ -284,12 +286,18 @@ class _Handler(BaseHTTPRequestHandler):
         bare = path[3:] if path.startswith("/v1/") else path
         endpoint = ENDPOINTS.get(bare, "unknown")
         request = RecordedRequest(
-            method="POST", path=path, endpoint=endpoint,
-            headers={k.lower(): v for k, v in self.headers.items()}, body=body, raw=raw,
+            method="POST",
+            path=path,
+            endpoint=endpoint,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            raw=raw,
         )
         if endpoint == "unknown":
             fake._record(request)
-            self._send_json(404, {"error": {"message": f"no such endpoint {path}", "type": "not_found"}})
+            self._send_json(
+                404, {"error": {"message": f"no such endpoint {path}", "type": "not_found"}}
+            )
             return
         if not isinstance(body, dict):
             fake._record(request)
@@ -304,8 +312,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _perform(self, behaviour: Behaviour, request: RecordedRequest) -> None:
         endpoint = request.endpoint
         if isinstance(behaviour, Status):
-            body = behaviour.body if behaviour.body is not None else json.dumps(
-                error_body(endpoint, behaviour.code, behaviour.message))
+            body = (
+                behaviour.body
+                if behaviour.body is not None
+                else json.dumps(error_body(endpoint, behaviour.code, behaviour.message))
+            )
             self._send_raw(behaviour.code, body.encode(), "application/json", behaviour.headers)
         elif isinstance(behaviour, Malformed):
             if request.stream:
@@ -318,7 +329,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_raw(200, behaviour.body.encode(), "application/json")
         elif isinstance(behaviour, SlowLoris):
             self.send_response(200)
-            self.send_header("content-type", "text/event-stream" if request.stream else "application/json")
+            self.send_header(
+                "content-type", "text/event-stream" if request.stream else "application/json"
+            )
             if request.stream:
                 self.send_header("transfer-encoding", "chunked")
             else:
@@ -329,8 +342,15 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(behaviour, Stall):
             self._start_stream()
             model = str(request.body.get("model") or "fake-model")
-            events = list((openai_events if endpoint == "chat" else anthropic_events)(
-                request.body, model, split_text(behaviour.text, behaviour.after_deltas + 2), 10, 10))
+            events = list(
+                (openai_events if endpoint == "chat" else anthropic_events)(
+                    request.body,
+                    model,
+                    split_text(behaviour.text, behaviour.after_deltas + 2),
+                    10,
+                    10,
+                )
+            )
             opening = 1 if endpoint == "chat" else 3
             for event in events[: opening + behaviour.after_deltas]:
                 self._chunk(event)
@@ -362,17 +382,23 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, reply: Reply, request: RecordedRequest) -> None:
         text = reply.text(request) if callable(reply.text) else reply.text
         pieces = split_text(text, reply.deltas)
-        input_tokens = reply.input_tokens if reply.input_tokens is not None else count_tokens(request.raw)
-        output_tokens = reply.output_tokens if reply.output_tokens is not None else count_tokens(text.encode())
+        input_tokens = (
+            reply.input_tokens if reply.input_tokens is not None else count_tokens(request.raw)
+        )
+        output_tokens = (
+            reply.output_tokens if reply.output_tokens is not None else count_tokens(text.encode())
+        )
         model = str(request.body.get("model") or "fake-model")
         if not request.stream:
             body = (openai_completion if request.endpoint == "chat" else anthropic_message)(
-                model, text, input_tokens, output_tokens, reply.hit_limit)
+                model, text, input_tokens, output_tokens, reply.hit_limit
+            )
             self._send_json(200, body)
             return
         self._start_stream()
         events = (openai_events if request.endpoint == "chat" else anthropic_events)(
-            request.body, model, pieces, input_tokens, output_tokens, reply.hit_limit)
+            request.body, model, pieces, input_tokens, output_tokens, reply.hit_limit
+        )
         for event in events:
             self._chunk(event)
         self._end_stream()
@@ -389,7 +415,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._start_stream()
             events = (openai_events if request.endpoint == "chat" else anthropic_events)(
-                request.body, model, pieces, 10, 10)
+                request.body, model, pieces, 10, 10
+            )
             # The opening events (role / message_start, content_block_start, ping) plus N deltas.
             opening = 1 if request.endpoint == "chat" else 3
             for event in list(events)[: opening + cut.after_deltas]:
@@ -401,7 +428,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _embeddings(self, request: RecordedRequest) -> dict[str, Any]:
         body = request.body
         inputs = body.get("input")
-        items = inputs if isinstance(inputs, list) and not all(isinstance(i, int) for i in inputs) else [inputs]
+        items = (
+            inputs
+            if isinstance(inputs, list) and not all(isinstance(i, int) for i in inputs)
+            else [inputs]
+        )
         dim = int(body.get("dimensions") or self.server.fake.embedding_dim)
         use_base64 = body.get("encoding_format") == "base64"
         data = []
@@ -410,18 +441,26 @@ class _Handler(BaseHTTPRequestHandler):
             text = item if isinstance(item, str) else json.dumps(item)
             tokens += max(1, len(WORD.findall(text)))
             vector = embed_text(text, dim)
-            encoded: Any = (base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode()
-                            if use_base64 else vector)
+            encoded: Any = (
+                base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode()
+                if use_base64
+                else vector
+            )
             data.append({"object": "embedding", "index": index, "embedding": encoded})
-        return {"object": "list", "data": data, "model": body.get("model") or "fake-embedding",
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model") or "fake-embedding",
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
 
     # -- transport -----------------------------------------------------------------------
     def _send_json(self, code: int, obj: Any) -> None:
         self._send_raw(code, json.dumps(obj).encode(), "application/json")
 
-    def _send_raw(self, code: int, body: bytes, content_type: str,
-                  headers: dict[str, str] | None = None) -> None:
+    def _send_raw(
+        self, code: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(code)
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(body)))

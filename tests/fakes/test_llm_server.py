@@ -31,11 +31,15 @@ def _anthropic(server: FakeLLMServer, **kw: object) -> anthropic.Anthropic:
 
 
 def test_openai_stream_with_usage_and_recorded_request(fake_llm: FakeLLMServer) -> None:
-    fake_llm.script("chat", Reply("Hello from the fake [1].", deltas=3, input_tokens=42, output_tokens=7))
+    fake_llm.script(
+        "chat", Reply("Hello from the fake [1].", deltas=3, input_tokens=42, output_tokens=7)
+    )
     client = _openai(fake_llm)
     stream = client.chat.completions.create(
-        model="gpt-test", messages=[{"role": "system", "content": "SYS"}, {"role": "user", "content": "Q?"}],
-        stream=True, stream_options={"include_usage": True},
+        model="gpt-test",
+        messages=[{"role": "system", "content": "SYS"}, {"role": "user", "content": "Q?"}],
+        stream=True,
+        stream_options={"include_usage": True},
     )
     text, usage, finish = "", None, None
     for chunk in stream:
@@ -64,10 +68,15 @@ def test_openai_non_stream_and_bare_base_url(fake_llm: FakeLLMServer) -> None:
 
 
 def test_anthropic_stream_event_sequence(fake_llm: FakeLLMServer) -> None:
-    fake_llm.script("messages", Reply("Claude-shaped answer.", deltas=5, input_tokens=11, output_tokens=4))
+    fake_llm.script(
+        "messages", Reply("Claude-shaped answer.", deltas=5, input_tokens=11, output_tokens=4)
+    )
     client = _anthropic(fake_llm)
     with client.messages.stream(
-        model="claude-test", max_tokens=100, system="SYS", messages=[{"role": "user", "content": "Q"}]
+        model="claude-test",
+        max_tokens=100,
+        system="SYS",
+        messages=[{"role": "user", "content": "Q"}],
     ) as stream:
         pieces = list(stream.text_stream)
         final = stream.get_final_message()
@@ -82,15 +91,21 @@ def test_anthropic_stream_event_sequence(fake_llm: FakeLLMServer) -> None:
 
 def test_anthropic_non_stream(fake_llm: FakeLLMServer) -> None:
     client = _anthropic(fake_llm)
-    message = client.messages.create(model="c", max_tokens=10, messages=[{"role": "user", "content": "Q"}])
+    message = client.messages.create(
+        model="c", max_tokens=10, messages=[{"role": "user", "content": "Q"}]
+    )
     assert message.content[0].type == "text"
     assert message.content[0].text == fake_llm.default_reply.text
 
 
 def test_embeddings_deterministic_base64_and_float(fake_llm: FakeLLMServer) -> None:
     client = _openai(fake_llm)
-    first = client.embeddings.create(model="e", input=["parse the config", "open a socket"], dimensions=64)
-    again = client.embeddings.create(model="e", input="parse the config", dimensions=64, encoding_format="float")
+    first = client.embeddings.create(
+        model="e", input=["parse the config", "open a socket"], dimensions=64
+    )
+    again = client.embeddings.create(
+        model="e", input="parse the config", dimensions=64, encoding_format="float"
+    )
     assert [len(d.embedding) for d in first.data] == [64, 64]
     assert first.data[0].embedding == pytest.approx(again.data[0].embedding, abs=1e-6)
     assert again.data[0].embedding == pytest.approx(embed_text("parse the config", 64), abs=1e-6)
@@ -100,20 +115,30 @@ def test_embeddings_deterministic_base64_and_float(fake_llm: FakeLLMServer) -> N
     assert len(default.data[0].embedding) == fake_llm.embedding_dim
 
 
-@pytest.mark.parametrize("code, error", [
-    (401, openai.AuthenticationError), (403, openai.PermissionDeniedError),
-    (429, openai.RateLimitError), (500, openai.InternalServerError), (503, openai.InternalServerError),
-])
+@pytest.mark.parametrize(
+    "code, error",
+    [
+        (401, openai.AuthenticationError),
+        (403, openai.PermissionDeniedError),
+        (429, openai.RateLimitError),
+        (500, openai.InternalServerError),
+        (503, openai.InternalServerError),
+    ],
+)
 def test_openai_status_errors(fake_llm: FakeLLMServer, code: int, error: type[Exception]) -> None:
     fake_llm.script("chat", Status(code, "nope"))
     with pytest.raises(error, match="nope"):
-        _openai(fake_llm).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        _openai(fake_llm).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}]
+        )
 
 
 def test_anthropic_429_then_success_honours_retry_after(fake_llm: FakeLLMServer) -> None:
     fake_llm.script("messages", Status(429, headers={"retry-after": "0.2"}), Reply("after retry"))
     client = _anthropic(fake_llm, max_retries=2)
-    message = client.messages.create(model="c", max_tokens=10, messages=[{"role": "user", "content": "Q"}])
+    message = client.messages.create(
+        model="c", max_tokens=10, messages=[{"role": "user", "content": "Q"}]
+    )
     assert message.content[0].type == "text" and message.content[0].text == "after retry"
     assert len(fake_llm.requests_to("messages")) == 2 and fake_llm.pending() == 0
 
@@ -121,7 +146,8 @@ def test_anthropic_429_then_success_honours_retry_after(fake_llm: FakeLLMServer)
 def test_cut_stream_is_a_transport_error(fake_llm: FakeLLMServer) -> None:
     fake_llm.script("chat", CutStream("one two three four five six", after_deltas=2))
     stream = _openai(fake_llm).chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True
+    )
     received = []
     with pytest.raises(openai.APIConnectionError):
         for chunk in stream:
@@ -135,9 +161,12 @@ def test_anthropic_cut_stream(fake_llm: FakeLLMServer) -> None:
     client = _anthropic(fake_llm)
     pieces: list[str] = []
     # This SDK version lets the transport error through unwrapped during iteration.
-    with pytest.raises((anthropic.APIConnectionError, httpx2.TransportError)), client.messages.stream(
-        model="c", max_tokens=10, messages=[{"role": "user", "content": "Q"}]
-    ) as stream:
+    with (
+        pytest.raises((anthropic.APIConnectionError, httpx2.TransportError)),
+        client.messages.stream(
+            model="c", max_tokens=10, messages=[{"role": "user", "content": "Q"}]
+        ) as stream,
+    ):
         pieces.extend(stream.text_stream)
     assert len(pieces) == 2
 
@@ -152,7 +181,9 @@ def test_slow_loris_hits_the_read_timeout(fake_llm: FakeLLMServer) -> None:
 def test_malformed_json_and_connection_refused(fake_llm: FakeLLMServer) -> None:
     fake_llm.script("chat", Malformed())
     with pytest.raises(ValueError):  # the SDK surfaces the raw JSONDecodeError
-        _openai(fake_llm).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        _openai(fake_llm).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}]
+        )
     refused = openai.OpenAI(api_key="k", base_url=unused_port_url(), max_retries=0)
     with pytest.raises(openai.APIConnectionError):
         refused.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
@@ -169,7 +200,8 @@ def test_stop_releases_a_client_stuck_in_slow_loris() -> None:
     def call() -> None:
         try:
             _openai(server, timeout=600.0).chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "x"}])
+                model="m", messages=[{"role": "user", "content": "x"}]
+            )
         except BaseException as exc:
             errors.append(exc)
 
@@ -185,7 +217,8 @@ def test_stop_releases_a_client_stuck_in_slow_loris() -> None:
 def test_stall_sees_the_client_hang_up(fake_llm: FakeLLMServer) -> None:
     fake_llm.script("chat", Stall("first second third", after_deltas=1))
     stream = _openai(fake_llm, timeout=600.0).chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True
+    )
     pieces = []
     for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:

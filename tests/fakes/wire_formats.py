@@ -26,7 +26,7 @@ def split_text(text: str, parts: int) -> list[str]:
         return []
     parts = max(1, min(parts, len(text)))
     size = -(-len(text) // parts)
-    return [text[i: i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def embed_text(text: str, dim: int) -> list[float]:
@@ -42,8 +42,14 @@ def embed_text(text: str, dim: int) -> list[float]:
 
 
 def error_body(endpoint: str, code: int, message: str) -> dict[str, Any]:
-    kinds = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-             404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error"}
+    kinds = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        429: "rate_limit_error",
+        529: "overloaded_error",
+    }
     kind = kinds.get(code, "api_error")
     if endpoint == "messages":
         return {"type": "error", "error": {"type": kind, "message": message}}
@@ -56,12 +62,22 @@ def sse(data: Any, event: str | None = None) -> bytes:
     return f"{head}data: {payload}\n\n".encode()
 
 
-def openai_completion(model: str, text: str, inp: int, out: int, limited: bool = False) -> dict[str, Any]:
+def openai_completion(
+    model: str, text: str, inp: int, out: int, limited: bool = False
+) -> dict[str, Any]:
     return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": "length" if limited else "stop", "logprobs": None}],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "length" if limited else "stop",
+                "logprobs": None,
+            }
+        ],
         "usage": {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out},
     }
 
@@ -69,14 +85,20 @@ def openai_completion(model: str, text: str, inp: int, out: int, limited: bool =
 def openai_events(
     body: dict[str, Any], model: str, pieces: list[str], inp: int, out: int, limited: bool = False
 ) -> Iterator[bytes]:
-    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
-            "model": model}
+    base = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
     options = body.get("stream_options")
     usage_wanted = isinstance(options, dict) and bool(options.get("include_usage"))
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        data = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
-                                     "logprobs": None}]}
+        data = {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
         if usage_wanted:
             data["usage"] = None
         return sse(data)
@@ -86,16 +108,31 @@ def openai_events(
         yield chunk({"content": piece})
     yield chunk({}, "length" if limited else "stop")
     if usage_wanted:
-        yield sse({**base, "choices": [], "usage": {
-            "prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out}})
+        yield sse(
+            {
+                **base,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": inp,
+                    "completion_tokens": out,
+                    "total_tokens": inp + out,
+                },
+            }
+        )
     yield sse("[DONE]")
 
 
-def anthropic_message(model: str, text: str, inp: int, out: int, limited: bool = False) -> dict[str, Any]:
+def anthropic_message(
+    model: str, text: str, inp: int, out: int, limited: bool = False
+) -> dict[str, Any]:
     return {
-        "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
         "content": [{"type": "text", "text": text}],
-        "stop_reason": "max_tokens" if limited else "end_turn", "stop_sequence": None,
+        "stop_reason": "max_tokens" if limited else "end_turn",
+        "stop_sequence": None,
         "usage": {"input_tokens": inp, "output_tokens": out},
     }
 
@@ -103,17 +140,41 @@ def anthropic_message(model: str, text: str, inp: int, out: int, limited: bool =
 def anthropic_events(
     body: dict[str, Any], model: str, pieces: list[str], inp: int, out: int, limited: bool = False
 ) -> Iterator[bytes]:
-    message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-               "content": [], "stop_reason": None, "stop_sequence": None,
-               "usage": {"input_tokens": inp, "output_tokens": 1}}
+    message = {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": inp, "output_tokens": 1},
+    }
     yield sse({"type": "message_start", "message": message}, "message_start")
-    yield sse({"type": "content_block_start", "index": 0,
-                "content_block": {"type": "text", "text": ""}}, "content_block_start")
+    yield sse(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        "content_block_start",
+    )
     yield sse({"type": "ping"}, "ping")
     for piece in pieces:
-        yield sse({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "text_delta", "text": piece}}, "content_block_delta")
+        yield sse(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": piece},
+            },
+            "content_block_delta",
+        )
     yield sse({"type": "content_block_stop", "index": 0}, "content_block_stop")
-    yield sse({"type": "message_delta", "delta": {"stop_reason": "max_tokens" if limited else "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": out}}, "message_delta")
+    yield sse(
+        {
+            "type": "message_delta",
+            "delta": {
+                "stop_reason": "max_tokens" if limited else "end_turn",
+                "stop_sequence": None,
+            },
+            "usage": {"output_tokens": out},
+        },
+        "message_delta",
+    )
     yield sse({"type": "message_stop"}, "message_stop")

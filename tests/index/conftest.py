@@ -18,7 +18,8 @@ def module_source(index: int, functions: int = 4) -> str:
     """A Python module with distinct, realistic-looking functions and one class."""
     parts = [f'"""Module {index}: helpers for area {index}."""\n\nimport os\n\n']
     for j in range(functions):
-        parts.append(textwrap.dedent(f'''
+        parts.append(
+            textwrap.dedent(f'''
             def compute_total_{index}_{j}(values, scale={j}):
                 """Sum the values of group {index} and scale the result by {j}."""
                 total = 0
@@ -26,15 +27,18 @@ def module_source(index: int, functions: int = 4) -> str:
                     total += value * scale
                 return total + {index}
 
-            '''))
-    parts.append(textwrap.dedent(f'''
+            ''')
+        )
+    parts.append(
+        textwrap.dedent(f'''
         class Session{index}:
             """A connection session number {index}."""
 
             def send_request_{index}(self, payload):
                 """Send the payload over the wire and wait for the reply."""
                 return self.transport.write(payload)
-        '''))
+        ''')
+    )
     return "".join(parts)
 
 

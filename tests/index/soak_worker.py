@@ -19,11 +19,17 @@ def main() -> None:
     report = indexer.index()
     status = indexer.status()
     indexer.close()
-    print(json.dumps({
-        "files": status.files, "chunks": status.chunks, "embedded": report.embedded,
-        "seconds": round(time.monotonic() - started, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "files": status.files,
+                "chunks": status.chunks,
+                "embedded": report.embedded,
+                "seconds": round(time.monotonic() - started, 1),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

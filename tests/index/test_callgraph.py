@@ -7,7 +7,7 @@ from pathlib import Path
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import Indexer
 
-APP = '''
+APP = """
 from lib.store import save_record
 import lib.log as log
 
@@ -20,19 +20,19 @@ class Service:
 
     def validate(self, item):
         return str(item).strip()
-'''
-STORE = '''
+"""
+STORE = """
 def save_record(record):
     return _commit(record)
 
 
 def _commit(record):
     return record
-'''
-LOG = '''
+"""
+LOG = """
 def write(text):
     print(text)
-'''
+"""
 
 
 def _indexer(tmp_path: Path) -> Indexer:

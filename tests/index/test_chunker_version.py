@@ -21,7 +21,9 @@ def _index(root: Path, settings: Settings) -> tuple[set[str], int, str | None]:
         indexer.close()
 
 
-def test_a_new_chunker_version_re_chunks_unchanged_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_chunker_version_re_chunks_unchanged_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.py").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
@@ -38,7 +40,9 @@ def test_a_new_chunker_version_re_chunks_unchanged_files(tmp_path: Path, monkeyp
     def renamed(path: str, text: str, **kwargs: object) -> list[chunker.Chunk]:
         import dataclasses
 
-        return [dataclasses.replace(c, symbol=f"v3.{c.symbol}") for c in original(path, text, **kwargs)]  # type: ignore[arg-type]
+        return [
+            dataclasses.replace(c, symbol=f"v3.{c.symbol}") for c in original(path, text, **kwargs)
+        ]  # type: ignore[arg-type]
 
     monkeypatch.setattr(chunker, "chunk_source", renamed)
     monkeypatch.setattr(chunker, "CHUNKER_VERSION", "test-next")

@@ -22,7 +22,9 @@ def indexed(make_workspace: Callable[..., Path], tmp_path: Path) -> tuple[Path, 
     return root, common
 
 
-def test_index_then_warm_index(indexed: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_index_then_warm_index(
+    indexed: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, common = indexed
     assert main(["index", str(root), *common, "--json"]) == 0
     report = _json_lines(capsys.readouterr().out)[0]
@@ -33,29 +35,67 @@ def test_index_then_warm_index(indexed: tuple[Path, list[str]], capsys: pytest.C
     assert human.startswith("Indexed 30 functions and 6 classes") and "embedded: 0 new" in human
 
 
-def test_search_single_and_batch(indexed: tuple[Path, list[str]], tmp_path: Path,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_search_single_and_batch(
+    indexed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, common = indexed
-    assert main(["search", "compute_total_2_3", "--root", str(root), *common, "--json", "--top-k", "3"]) == 0
+    assert (
+        main(
+            ["search", "compute_total_2_3", "--root", str(root), *common, "--json", "--top-k", "3"]
+        )
+        == 0
+    )
     result = _json_lines(capsys.readouterr().out)[0]
     top = result["results"][0]
     assert top["symbol"] == "compute_total_2_3" and top["path"] == "pkg/mod2.py"
-    assert {"path", "symbol", "kind", "start_line", "end_line", "score", "bm25_rank", "dense_rank"} <= set(top)
+    assert {
+        "path",
+        "symbol",
+        "kind",
+        "start_line",
+        "end_line",
+        "score",
+        "bm25_rank",
+        "dense_rank",
+    } <= set(top)
     queries = tmp_path / "q.jsonl"
     queries.write_text(
-        json.dumps({"question": "send request session 4", "id": "a"}) + "\n\n"
-        + json.dumps({"question": "compute_total_1_0"}) + "\n"
+        json.dumps({"question": "send request session 4", "id": "a"})
+        + "\n\n"
+        + json.dumps({"question": "compute_total_1_0"})
+        + "\n"
     )
-    assert main(["search", "--root", str(root), *common, "--queries", str(queries), "--lang", "python"]) == 0
+    assert (
+        main(
+            ["search", "--root", str(root), *common, "--queries", str(queries), "--lang", "python"]
+        )
+        == 0
+    )
     lines = _json_lines(capsys.readouterr().out)
     assert [line["question"] for line in lines] == ["send request session 4", "compute_total_1_0"]
     assert lines[0]["id"] == "a" and lines[1]["results"][0]["symbol"] == "compute_total_1_0"
-    assert main(["search", "session", "--root", str(root), *common, "--show-scores", "--path", "pkg/mod3.py"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                "session",
+                "--root",
+                str(root),
+                *common,
+                "--show-scores",
+                "--path",
+                "pkg/mod3.py",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "pkg/mod3.py" in out and "pkg/mod2.py" not in out and "bm25=" in out
 
 
-def test_list_and_stats(indexed: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_and_stats(
+    indexed: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, common = indexed
     assert main(["list", "--root", str(root), *common, "--file", "pkg/mod0.py", "--json"]) == 0
     rows = _json_lines(capsys.readouterr().out)
@@ -69,9 +109,12 @@ def test_list_and_stats(indexed: tuple[Path, list[str]], capsys: pytest.CaptureF
     assert "embedder:      hash" in capsys.readouterr().out
 
 
-def test_usage_and_runtime_errors_are_one_line(indexed: tuple[Path, list[str]], tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str],
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_usage_and_runtime_errors_are_one_line(
+    indexed: tuple[Path, list[str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     root, common = indexed
     assert main(["search", "--root", str(root), *common]) == 2
     assert main(["search", "x", "--root", str(tmp_path / "nope"), *common]) == 2
@@ -81,7 +124,9 @@ def test_usage_and_runtime_errors_are_one_line(indexed: tuple[Path, list[str]], 
     assert main(["search", "x", "--root", str(root), *common, "--top-k", "0"]) == 2
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    assert main(["index", str(root), "--embedder", "openai", "--index-dir", str(tmp_path / "o")]) == 1
+    assert (
+        main(["index", str(root), "--embedder", "openai", "--index-dir", str(tmp_path / "o")]) == 1
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("codeqa: error:") and "API key" in err[-1]
     assert all(line.startswith("codeqa:") for line in err)

@@ -36,7 +36,9 @@ def _clean_state(root: Path, directory: Path) -> set[str]:
         clean.close()
 
 
-def test_kill_9_at_random_points_never_corrupts(make_workspace: Callable[..., Path], tmp_path: Path) -> None:
+def test_kill_9_at_random_points_never_corrupts(
+    make_workspace: Callable[..., Path], tmp_path: Path
+) -> None:
     root = make_workspace(files=30)
     index_dir = tmp_path / "idx"
     rng = random.Random(1234)
@@ -45,8 +47,18 @@ def test_kill_9_at_random_points_never_corrupts(make_workspace: Callable[..., Pa
         if attempt % 4 == 0:  # every fourth run starts from nothing: a kill mid full index
             shutil.rmtree(index_dir, ignore_errors=True)
         worker = subprocess.Popen(
-            [sys.executable, "-m", "tests.index.crash_worker", str(root), str(index_dir), str(attempt)],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "tests.index.crash_worker",
+                str(root),
+                str(index_dir),
+                str(attempt),
+            ],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.0, 0.9))

@@ -13,7 +13,9 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders import EmbedderError, HashEmbedder, create_embedder, local
 from codeqa_lsp.index.indexer import Indexer
 
-installed = pytest.mark.skipif(not local.is_available(), reason="the local embedder is not installed")
+installed = pytest.mark.skipif(
+    not local.is_available(), reason="the local embedder is not installed"
+)
 
 
 @pytest.fixture
@@ -40,8 +42,9 @@ def one_warning(caplog: pytest.LogCaptureFixture) -> str:
 
 @installed
 @pytest.mark.parametrize("choice", ["auto", "local"])
-def test_truncated_weights_fall_back_to_hash(weights_copy: Path, choice: str,
-                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_truncated_weights_fall_back_to_hash(
+    weights_copy: Path, choice: str, caplog: pytest.LogCaptureFixture
+) -> None:
     weights = weights_copy / "model.safetensors"
     head = weights.read_bytes()[: 1 << 20]
     weights.unlink()
@@ -55,7 +58,8 @@ def test_truncated_weights_fall_back_to_hash(weights_copy: Path, choice: str,
 
 @installed
 def test_missing_tokenizer_falls_back_to_hash_and_the_index_still_works(
-        weights_copy: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    weights_copy: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     (weights_copy / "tokenizer.json").unlink()
     root = tmp_path / "ws"
     root.mkdir()
@@ -71,9 +75,13 @@ def test_missing_tokenizer_falls_back_to_hash_and_the_index_still_works(
         indexer.close()
 
 
-def test_packages_missing(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_packages_missing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """`auto` quietly uses hash; `local` asked for explicitly says what to install."""
-    monkeypatch.setattr(local, "REQUIRED_MODULES", (*local.REQUIRED_MODULES, "codeqa_no_such_module"))
+    monkeypatch.setattr(
+        local, "REQUIRED_MODULES", (*local.REQUIRED_MODULES, "codeqa_no_such_module")
+    )
     with caplog.at_level(logging.WARNING):
         assert isinstance(create_embedder(Settings(embedder="auto")), HashEmbedder)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
@@ -84,8 +92,9 @@ def test_packages_missing(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCap
 
 
 @installed
-def test_unbuildable_model_is_a_one_line_error_at_embed_time(weights_copy: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unbuildable_model_is_a_one_line_error_at_embed_time(
+    weights_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Weights that pass the cheap start-up check but cannot be built into a model (here: a
     config for another architecture) fail the first embed with an EmbedderError, which the
     indexer turns into keyword-only search, not a crash."""

@@ -18,7 +18,9 @@ from tests.fakes.llm_server import FakeLLMServer, Status
 
 def test_hash_embedder_is_deterministic_normalized_and_lexical() -> None:
     embedder = HashEmbedder()
-    vectors = embedder.embed(["def parse_args(argv)", "def parse_args(argv)", "class HttpServer", ""])
+    vectors = embedder.embed(
+        ["def parse_args(argv)", "def parse_args(argv)", "class HttpServer", ""]
+    )
     assert vectors.shape == (4, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert np.array_equal(vectors[0], vectors[1])
@@ -50,8 +52,13 @@ def test_cache_roundtrip_and_size_bound(tmp_path: Path) -> None:
 
 
 def _openai_settings(server: FakeLLMServer, **changes: object) -> Settings:
-    return Settings(embedder="openai", provider="openai", api_key="sk-test-secret-key",
-                    embedding_base_url=server.openai_url, max_retries=3).replace(**changes)
+    return Settings(
+        embedder="openai",
+        provider="openai",
+        api_key="sk-test-secret-key",
+        embedding_base_url=server.openai_url,
+        max_retries=3,
+    ).replace(**changes)
 
 
 def test_openai_embeds_through_the_real_sdk(fake_llm: FakeLLMServer) -> None:
@@ -78,7 +85,9 @@ def test_openai_gives_up_after_bounded_retries(fake_llm: FakeLLMServer) -> None:
 
 
 @pytest.mark.parametrize("status", [401, 403])
-def test_openai_bad_key_is_a_clear_error_without_the_key(fake_llm: FakeLLMServer, status: int) -> None:
+def test_openai_bad_key_is_a_clear_error_without_the_key(
+    fake_llm: FakeLLMServer, status: int
+) -> None:
     fake_llm.script("embeddings", Status(status))
     embedder = OpenAIEmbedder(_openai_settings(fake_llm))
     with pytest.raises(EmbedderError) as info:
@@ -93,7 +102,9 @@ def test_openai_refuses_without_key_or_consent(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(EmbedderError, match="API key"):
         OpenAIEmbedder(Settings(embedder="openai"))
     with pytest.raises(EmbedderError, match="allowRemote"):
-        OpenAIEmbedder(Settings(embedder="openai", allow_remote=False, api_key="k", provider="openai"))
+        OpenAIEmbedder(
+            Settings(embedder="openai", allow_remote=False, api_key="k", provider="openai")
+        )
     # An Anthropic key configured for answers is never sent to OpenAI.
     with pytest.raises(EmbedderError, match="API key"):
         OpenAIEmbedder(Settings(embedder="openai", provider="anthropic", api_key="sk-ant-x"))
@@ -114,7 +125,9 @@ def test_openai_key_never_logged(fake_llm: FakeLLMServer, caplog: pytest.LogCapt
     assert os.environ.get("OPENAI_API_KEY") != "sk-test-secret-key"
 
 
-def test_indexer_with_openai_embedder_and_a_bad_key(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+def test_indexer_with_openai_embedder_and_a_bad_key(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
     """Vectors come from the endpoint; when it refuses the key, keyword search still works."""
     from codeqa_lsp.index.indexer import Indexer
 

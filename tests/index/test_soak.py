@@ -34,10 +34,15 @@ def test_fifty_thousand_small_files(tmp_path: Path, request: pytest.FixtureReque
     for i in range(FILES):
         directory = root / f"d{i // 500}"
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / f"m{i}.py").write_text(f"def handler_{i}(event):\n    return event.get('k{i}')\n")
+        (directory / f"m{i}.py").write_text(
+            f"def handler_{i}(event):\n    return event.get('k{i}')\n"
+        )
     run = subprocess.run(
         [sys.executable, "-m", "tests.index.soak_worker", str(root), str(tmp_path / "idx")],
-        cwd=REPO, capture_output=True, text=True, check=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     result = json.loads(run.stdout.strip().splitlines()[-1])
     print(f"\nsoak: {result}")

@@ -7,7 +7,7 @@ from pathlib import Path
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import Indexer
 
-BROKEN = '''import os
+BROKEN = """import os
 
 
 def bad_one(x:
@@ -21,7 +21,7 @@ def after_error(y):
 class Later:
     def method(self):
         return after_error(1)
-'''
+"""
 
 
 def test_definitions_after_a_syntax_error_are_indexed_and_searchable(tmp_path: Path) -> None:

@@ -89,19 +89,35 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def server_params(root: Path, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+def server_params(
+    root: Path, *extra: str, env: dict[str, str] | None = None
+) -> StdioServerParameters:
     cache = root.parent / "cache"
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "codeqa_lsp.cli", "mcp", "--root", str(root), "--index-dir", str(cache / "index"), *extra],
-        env={"PYTHONPATH": os.pathsep.join([str(SOURCE_ROOT), os.environ.get("PYTHONPATH", "")]),
-             "XDG_CACHE_HOME": str(cache), **(env or {})},
+        args=[
+            "-m",
+            "codeqa_lsp.cli",
+            "mcp",
+            "--root",
+            str(root),
+            "--index-dir",
+            str(cache / "index"),
+            *extra,
+        ],
+        env={
+            "PYTHONPATH": os.pathsep.join([str(SOURCE_ROOT), os.environ.get("PYTHONPATH", "")]),
+            "XDG_CACHE_HOME": str(cache),
+            **(env or {}),
+        },
         cwd=str(root.parent),
     )
 
 
 @asynccontextmanager
-async def serve(root: Path, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[Client]:
+async def serve(
+    root: Path, *extra: str, env: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
     args = extra or ("--embedder", "hash")
     async with Client(server_params(root, *args, env=env), read_timeout_seconds=120) as client:
         yield client
@@ -125,7 +141,9 @@ async def refused(client: Client, tool: str, **arguments: Any) -> str:
     return text
 
 
-async def wait_until_indexed(client: Client, *, phase: str | None = None, attempts: int = 600) -> dict[str, Any]:
+async def wait_until_indexed(
+    client: Client, *, phase: str | None = None, attempts: int = 600
+) -> dict[str, Any]:
     """Poll `status` until the background index is done (or reaches `phase`).
 
     A bounded poll, not a timing assertion: on a loaded machine it simply takes more polls."""
@@ -133,7 +151,9 @@ async def wait_until_indexed(client: Client, *, phase: str | None = None, attemp
     for _ in range(attempts):
         status = await call(client, "status")
         state = status["index"]
-        if (phase is None and not state["indexing"]) or (phase is not None and state["phase"] == phase):
+        if (phase is None and not state["indexing"]) or (
+            phase is not None and state["phase"] == phase
+        ):
             return status
         await anyio.sleep(0.1)
     raise AssertionError(f"index never reached {phase or 'idle'}: {status}")

@@ -10,9 +10,14 @@ from tests.mcp.conftest import SOURCE_ROOT
 
 
 def _codeqa(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "codeqa_lsp.cli", *args], capture_output=True, text=True,
-                          env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": "/usr/bin:/bin"}, stdin=subprocess.DEVNULL,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "codeqa_lsp.cli", *args],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": "/usr/bin:/bin"},
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
 
 
 def test_a_missing_root_is_a_usage_error(tmp_path: Path) -> None:

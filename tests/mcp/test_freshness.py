@@ -26,9 +26,13 @@ def test_in_place_edit_is_found_by_the_quick_check_without_a_walk(tmp_path: Path
     (root / "keys.py").write_text(KEY_FILE)  # listed by the walk, refused on reading
     service = _service(root, tmp_path)
     try:
-        assert service.keeper.refresh().updated == 1  # the first walk re-checks the refused file once
+        assert (
+            service.keeper.refresh().updated == 1
+        )  # the first walk re-checks the refused file once
         walked = service.keeper._snapshot
-        assert service.keeper.refresh().updated == 0  # the refused file is not re-read on every call
+        assert (
+            service.keeper.refresh().updated == 0
+        )  # the refused file is not re-read on every call
         target.write_text("def first():\n    return 1\n\n\ndef second_function():\n    return 2\n")
         os.utime(target, (1, 2_000_000_000))
         outcome = service.keeper.refresh()

@@ -39,9 +39,15 @@ async def test_tools_are_listed_with_typed_described_schemas(project: Path) -> N
     search = tools["search"].input_schema
     assert search["required"] == ["query"]
     assert search["properties"]["top_k"]["type"] == "integer"
-    assert (search["properties"]["top_k"]["minimum"], search["properties"]["top_k"]["maximum"]) == (1, 20)
+    assert (search["properties"]["top_k"]["minimum"], search["properties"]["top_k"]["maximum"]) == (
+        1,
+        20,
+    )
     kind_types = search["properties"]["kind"]["anyOf"]
-    assert {"enum": ["function", "method", "class", "module", "section"], "type": "string"} in kind_types
+    assert {
+        "enum": ["function", "method", "class", "module", "section"],
+        "type": "string",
+    } in kind_types
     assert tools["outline"].input_schema["required"] == ["path"]
     assert "required" not in tools["status"].input_schema
     hit_schema = json.dumps(tools["search"].output_schema)
@@ -55,21 +61,33 @@ async def test_search_returns_the_fixture_function_with_its_exact_lines(project:
         await wait_until_indexed(client)
         found = await call(client, "search", query="where do we retry failed uploads", top_k=3)
         by_symbol = await call(client, "search", query="retry_failed_upload")
-        classes = await call(client, "search", query="upload queue", kind="class", path="src/",
-                             language="python")
+        classes = await call(
+            client, "search", query="upload queue", kind="class", path="src/", language="python"
+        )
         elsewhere = await call(client, "search", query="retry failed upload", path="deploy/")
         aliased = await call(client, "search", query="retry upload", language="py", top_k=1)
         bad_language = await refused(client, "search", query="x", language="cobol")
         bad_kind = await refused(client, "search", query="x", kind="lambda")
         too_many = await refused(client, "search", query="x", top_k=500)
     top = found["results"][0]
-    assert (top["path"], top["symbol"], top["kind"]) == ("src/uploads.py", "retry_failed_upload", "function")
+    assert (top["path"], top["symbol"], top["kind"]) == (
+        "src/uploads.py",
+        "retry_failed_upload",
+        "function",
+    )
     assert (top["start_line"], top["end_line"]) == RETRY
     assert top["snippet"].startswith("def retry_failed_upload(client, path, attempts=3):")
     assert len(found["results"]) <= 3 and found["confident"]
-    assert found["index"] == {**found["index"], "indexing": False, "search_mode": "hybrid", "coverage": 1.0}
+    assert found["index"] == {
+        **found["index"],
+        "indexing": False,
+        "search_mode": "hybrid",
+        "coverage": 1.0,
+    }
     assert (by_symbol["results"][0]["start_line"], by_symbol["results"][0]["end_line"]) == RETRY
-    assert [(r["symbol"], r["start_line"], r["end_line"]) for r in classes["results"]] == [("UploadQueue", *QUEUE)]
+    assert [(r["symbol"], r["start_line"], r["end_line"]) for r in classes["results"]] == [
+        ("UploadQueue", *QUEUE)
+    ]
     assert all(r["path"].startswith("deploy/") for r in elsewhere["results"])
     assert aliased["results"][0]["language"] == "python"
     assert "indexed languages: markdown, python" in bad_language
@@ -96,14 +114,18 @@ async def test_every_tool_answers_with_exact_locations(project: Path) -> None:
     assert by_symbol["target"]["symbol"] == "UploadQueue.push"
     assert (by_symbol["target"]["start_line"], by_symbol["target"]["end_line"]) == push
     assert outline["source"] == "index" and outline["language"] == "python"
-    defs = [(d["symbol"], d["kind"], d["start_line"], d["end_line"]) for d in outline["definitions"]]
+    defs = [
+        (d["symbol"], d["kind"], d["start_line"], d["end_line"]) for d in outline["definitions"]
+    ]
     assert ("retry_failed_upload", "function", *RETRY) in defs
     assert ("UploadQueue", "class", *QUEUE) in defs
     assert ("UploadQueue.push", "method", *push) in defs
     assert status["files"] == 3 and status["chunks"] >= 4  # uploads, sessions, README
     assert status["embedded"] == status["chunks"] and status["embedder"].startswith("hash")
     assert status["answers"] == "extractive" and not status["index"]["indexing"]
-    assert status["skipped"].get("secret-name") == 1 and status["skipped"].get("secret-content") == 1
+    assert (
+        status["skipped"].get("secret-name") == 1 and status["skipped"].get("secret-content") == 1
+    )
     assert "path and line" in neither
 
 
@@ -125,7 +147,9 @@ async def test_paths_outside_the_root_are_refused(project: Path) -> None:
         found = await call(client, "search", query="outside_the_root")
         inside_absolute = await call(client, "outline", path=str(project / "src" / "sessions.py"))
     for message in messages:
-        assert "outside the workspace root" in message or "leaves the workspace root" in message, message
+        assert "outside the workspace root" in message or "leaves the workspace root" in message, (
+            message
+        )
     assert all(r["symbol"] != "outside_the_root" for r in found["results"])
     assert inside_absolute["path"] == "src/sessions.py"
     assert [d["symbol"] for d in inside_absolute["definitions"]] == ["refresh_session_cookie"]
@@ -147,7 +171,14 @@ async def test_secret_files_are_never_returned(project: Path) -> None:
             await refused(client, "explain", symbol="load_deploy_key"),
         ]
     dump = json.dumps(results)
-    for secret in ("hunter2hunter2", "whsec_", "PRIVATE KEY", "deploykeymaterial", ".env", "deploy/keys.py"):
+    for secret in (
+        "hunter2hunter2",
+        "whsec_",
+        "PRIVATE KEY",
+        "deploykeymaterial",
+        ".env",
+        "deploy/keys.py",
+    ):
         assert secret not in dump, secret
     assert "secrets file" in messages[0]
     assert "secret-shaped content" in messages[1] and "secret-shaped content" in messages[2]
@@ -156,7 +187,9 @@ async def test_secret_files_are_never_returned(project: Path) -> None:
         assert "hunter2" not in message and "PRIVATE KEY" not in message
 
 
-async def test_calls_are_answered_while_indexing_is_still_running(project: Path, fake_llm: FakeLLMServer) -> None:
+async def test_calls_are_answered_while_indexing_is_still_running(
+    project: Path, fake_llm: FakeLLMServer
+) -> None:
     # Embedding goes to the loopback fake, which holds the first request open: the index is
     # stuck in its embedding phase, deterministically, until the fake stops.
     fake_llm.script("embeddings", *[SlowLoris(seconds=600)] * 5)
@@ -174,15 +207,29 @@ async def test_calls_are_answered_while_indexing_is_still_running(project: Path,
     assert first["index"]["indexing"] and first["index"]["search_mode"] == "keyword"
     # Until the embedder has answered once, no call embeds its query (it would wait with it).
     sent = json.dumps([r.body for r in fake_llm.requests_to("embeddings")])
-    for query in ("first call right after start", "where do we retry failed uploads", "how do we retry"):
+    for query in (
+        "first call right after start",
+        "where do we retry failed uploads",
+        "how do we retry",
+    ):
         assert query not in sent
     assert during["index"]["indexing"] and during["embedded"] == 0 and during["chunks"] >= 4
     assert still["index"]["indexing"] and still["index"]["phase"] == "embed"
     state = found["index"]
-    assert state["indexing"] and state["search_mode"] == "keyword" and "still being computed" in state["note"]
+    assert (
+        state["indexing"]
+        and state["search_mode"] == "keyword"
+        and "still being computed" in state["note"]
+    )
     top = found["results"][0]
-    assert (top["path"], top["symbol"], top["start_line"], top["end_line"]) == ("src/uploads.py", "retry_failed_upload", *RETRY)
-    assert ("src/uploads.py", *RETRY) in {(c["path"], c["start_line"], c["end_line"]) for c in asked["citations"]}
+    assert (top["path"], top["symbol"], top["start_line"], top["end_line"]) == (
+        "src/uploads.py",
+        "retry_failed_upload",
+        *RETRY,
+    )
+    assert ("src/uploads.py", *RETRY) in {
+        (c["path"], c["start_line"], c["end_line"]) for c in asked["citations"]
+    }
     assert any(d["symbol"] == "retry_failed_upload" for d in outline["definitions"])
     assert not after["index"]["indexing"] and "embeddings failed" in (after["last_error"] or "")
     assert again["results"][0]["symbol"] == "retry_failed_upload"
@@ -192,13 +239,22 @@ async def test_calls_are_answered_while_indexing_is_still_running(project: Path,
 async def test_edits_deletions_and_new_secrets_are_seen_by_the_next_call(project: Path) -> None:
     async with serve(project) as client:
         await wait_until_indexed(client)
-        extra = UPLOADS + "\n\ndef resume_partial_upload(client, path, offset):\n    return client.put(path, offset=offset)\n"
+        extra = (
+            UPLOADS
+            + "\n\ndef resume_partial_upload(client, path, offset):\n    return client.put(path, offset=offset)\n"
+        )
         (project / "src" / "uploads.py").write_text(extra)
-        os.utime(project / "src" / "uploads.py", (1, 2_000_000_000))  # a distinct mtime, even on coarse clocks
+        os.utime(
+            project / "src" / "uploads.py", (1, 2_000_000_000)
+        )  # a distinct mtime, even on coarse clocks
         (project / "src" / "sessions.py").unlink()
-        (project / "src" / "leak.py").write_text("TOKEN = 'x'\n" + "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nabc\n")
+        (project / "src" / "leak.py").write_text(
+            "TOKEN = 'x'\n" + "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nabc\n"
+        )
         (project / "lib").mkdir()
-        (project / "lib" / "checksums.py").write_text("def crc_of_upload(data):\n    return sum(data) % 65521\n")
+        (project / "lib" / "checksums.py").write_text(
+            "def crc_of_upload(data):\n    return sum(data) % 65521\n"
+        )
         added = await call(client, "search", query="resume_partial_upload")
         new_file = await call(client, "search", query="crc_of_upload")
         gone = await call(client, "search", query="refresh_session_cookie")
@@ -209,7 +265,9 @@ async def test_edits_deletions_and_new_secrets_are_seen_by_the_next_call(project
     assert (top["symbol"], top["start_line"], top["end_line"]) == ("resume_partial_upload", *start)
     assert all(r["path"] != "src/sessions.py" for r in gone["results"])
     assert all(r["path"] != "src/leak.py" for r in leak["results"])
-    assert [(r["path"], r["start_line"], r["end_line"]) for r in new_file["results"][:1]] == [("lib/checksums.py", 1, 2)]
+    assert [(r["path"], r["start_line"], r["end_line"]) for r in new_file["results"][:1]] == [
+        ("lib/checksums.py", 1, 2)
+    ]
     assert status["files"] == 3 and not status["index"]["indexing"]
 
 
@@ -217,7 +275,9 @@ def test_sessions_fixture_is_what_the_outline_test_expects() -> None:
     assert lines_of(SESSIONS, "def refresh_session_cookie", "return cookie") == (1, 6)
 
 
-async def test_a_warm_start_never_waits_for_the_query_embedder(project: Path, fake_llm: FakeLLMServer) -> None:
+async def test_a_warm_start_never_waits_for_the_query_embedder(
+    project: Path, fake_llm: FakeLLMServer
+) -> None:
     # First run: the fake embeds normally and the index is complete.
     args = ("--embedder", "openai", "--embedding-base-url", fake_llm.openai_url)
     env = {"OPENAI_API_KEY": "sk-test-not-a-real-key"}
@@ -234,4 +294,6 @@ async def test_a_warm_start_never_waits_for_the_query_embedder(project: Path, fa
     assert "where do we retry failed uploads" not in sent and "how do we retry" not in sent
     assert found["results"][0]["symbol"] == "retry_failed_upload"
     assert found["index"]["search_mode"] == "keyword"
-    assert ("src/uploads.py", *RETRY) in {(c["path"], c["start_line"], c["end_line"]) for c in asked["citations"]}
+    assert ("src/uploads.py", *RETRY) in {
+        (c["path"], c["start_line"], c["end_line"]) for c in asked["citations"]
+    }

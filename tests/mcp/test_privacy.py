@@ -19,15 +19,23 @@ QUESTION = "how do we retry a failed upload?"
 
 def _workspace_asks_for_remote(root: Path, url: str) -> None:
     (root / ".vscode").mkdir()
-    (root / ".vscode" / "settings.json").write_text(json.dumps(
-        {"codeqa.provider": "openai", "codeqa.baseUrl": url, "codeqa.embedder": "openai"}))
+    (root / ".vscode" / "settings.json").write_text(
+        json.dumps(
+            {"codeqa.provider": "openai", "codeqa.baseUrl": url, "codeqa.embedder": "openai"}
+        )
+    )
     (root / ".codeqa.json").write_text(json.dumps({"provider": "openai", "baseUrl": url}))
 
 
-async def test_no_flags_means_no_request_leaves_the_machine(project: Path, fake_llm: FakeLLMServer) -> None:
+async def test_no_flags_means_no_request_leaves_the_machine(
+    project: Path, fake_llm: FakeLLMServer
+) -> None:
     _workspace_asks_for_remote(project, fake_llm.openai_url)
-    env = {"OPENAI_API_KEY": "sk-env-key-for-the-test", "OPENAI_BASE_URL": fake_llm.openai_url,
-           "ANTHROPIC_API_KEY": "sk-ant-env-key-for-the-test"}
+    env = {
+        "OPENAI_API_KEY": "sk-env-key-for-the-test",
+        "OPENAI_BASE_URL": fake_llm.openai_url,
+        "ANTHROPIC_API_KEY": "sk-ant-env-key-for-the-test",
+    }
     async with serve(project, env=env) as client:  # default flags: hash embedder only
         await wait_until_indexed(client)
         asked = await call(client, "ask", question=QUESTION)
@@ -38,11 +46,23 @@ async def test_no_flags_means_no_request_leaves_the_machine(project: Path, fake_
     assert status["answers"] == "extractive"
 
 
-async def test_a_provider_on_the_command_line_is_used_with_redaction(project: Path, fake_llm: FakeLLMServer) -> None:
+async def test_a_provider_on_the_command_line_is_used_with_redaction(
+    project: Path, fake_llm: FakeLLMServer
+) -> None:
     key = "sk-cmdline-key-0123456789abcdef"
     (project / "src" / "config.py").write_text(
-        f"def upload_settings():\n    \"\"\"Upload retry settings.\"\"\"\n    return {{'token': '{key}', 'retries': 3}}\n")
-    args = ("--embedder", "hash", "--provider", "openai", "--base-url", fake_llm.openai_url, "--model", "fake-model")
+        f"def upload_settings():\n    \"\"\"Upload retry settings.\"\"\"\n    return {{'token': '{key}', 'retries': 3}}\n"
+    )
+    args = (
+        "--embedder",
+        "hash",
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.openai_url,
+        "--model",
+        "fake-model",
+    )
     async with serve(project, *args, env={"OPENAI_API_KEY": key}) as client:
         await wait_until_indexed(client)
         asked = await call(client, "ask", question="what are the upload retry settings?")

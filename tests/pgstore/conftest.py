@@ -66,14 +66,28 @@ def pg_url(pg_server: PgServer) -> str:
 
 def git(root: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com",
-         "-c", "commit.gpgsign=false", *args],
-        capture_output=True, text=True, check=True,
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout.strip()
 
 
-def make_repo(root: Path, files: dict[str, str], remote: str = "https://example.com/team/mono.git") -> str:
+def make_repo(
+    root: Path, files: dict[str, str], remote: str = "https://example.com/team/mono.git"
+) -> str:
     """A git repository at `root` holding `files`, one commit; returns the commit."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")

@@ -13,17 +13,23 @@ from codeqa_lsp.index.pg import dsn
 from codeqa_lsp.index.pg.gitinfo import normalise_remote
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("postgresql://ci:s3cret@db/codeqa", "postgresql://ci:***@db/codeqa"),
-    ("failed: host=db password=s3cret user=ci", "failed: host=db password=*** user=ci"),
-    ("postgres://db.internal/codeqa", "postgres://db.internal/codeqa"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("postgresql://ci:s3cret@db/codeqa", "postgresql://ci:***@db/codeqa"),
+        ("failed: host=db password=s3cret user=ci", "failed: host=db password=*** user=ci"),
+        ("postgres://db.internal/codeqa", "postgres://db.internal/codeqa"),
+    ],
+)
 def test_redact(text: str, expected: str) -> None:
     assert dsn.redact(text) == expected
 
 
 def test_validate_refuses_passwords_and_other_schemes_without_echoing() -> None:
-    assert dsn.validate("postgresql://reader@db.internal:5433/codeqa") == "postgresql://reader@db.internal:5433/codeqa"
+    assert (
+        dsn.validate("postgresql://reader@db.internal:5433/codeqa")
+        == "postgresql://reader@db.internal:5433/codeqa"
+    )
     with pytest.raises(dsn.StoreUrlError, match="PGPASSWORD") as caught:
         dsn.validate("postgresql://ci:s3cret@db/codeqa")
     assert "s3cret" not in str(caught.value)
@@ -34,12 +40,15 @@ def test_validate_refuses_passwords_and_other_schemes_without_echoing() -> None:
     assert "s3cret" not in str(caught.value)
 
 
-@pytest.mark.parametrize("remote", [
-    "git@github.com:Team/Mono.git",
-    "https://github.com/team/mono",
-    "https://ci-bot:ghp_token@github.com/team/mono.git",
-    "ssh://git@github.com:22/team/mono.git",
-])
+@pytest.mark.parametrize(
+    "remote",
+    [
+        "git@github.com:Team/Mono.git",
+        "https://github.com/team/mono",
+        "https://ci-bot:ghp_token@github.com/team/mono.git",
+        "ssh://git@github.com:22/team/mono.git",
+    ],
+)
 def test_remote_identity_is_the_same_for_every_clone_url(remote: str) -> None:
     assert normalise_remote(remote) == "github.com/team/mono"
 

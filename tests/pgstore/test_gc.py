@@ -20,8 +20,12 @@ V2 = AUTH_PY.replace("return token if", "return token.strip() if")
 V3 = AUTH_PY.replace("return token if", "return token.lower() if")
 
 
-def _publish(url: str, root: Path, ref: str = "main", keep: int = 2, grace: timedelta = timedelta(0)) -> PublishReport:
-    return Publisher(url, root, SETTINGS, embedder=HashEmbedder(), keep=keep, grace=grace).publish(ref)
+def _publish(
+    url: str, root: Path, ref: str = "main", keep: int = 2, grace: timedelta = timedelta(0)
+) -> PublishReport:
+    return Publisher(url, root, SETTINGS, embedder=HashEmbedder(), keep=keep, grace=grace).publish(
+        ref
+    )
 
 
 def _commit(root: Path, auth: str, message: str) -> str:
@@ -33,8 +37,13 @@ def _commit(root: Path, auth: str, message: str) -> str:
 def _auth_versions(url: str) -> set[str]:
     """The distinct texts of parse_bearer_token stored in the chunks table."""
     with psycopg.connect(url) as conn:
-        rows = conn.execute("SELECT DISTINCT text FROM codeqa.chunks WHERE name = 'parse_bearer_token'").fetchall()
-    return {"strip" if "token.strip()" in t else "lower" if "token.lower()" in t else "v1" for (t,) in rows}
+        rows = conn.execute(
+            "SELECT DISTINCT text FROM codeqa.chunks WHERE name = 'parse_bearer_token'"
+        ).fetchall()
+    return {
+        "strip" if "token.strip()" in t else "lower" if "token.lower()" in t else "v1"
+        for (t,) in rows
+    }
 
 
 def _snapshot_commits(url: str) -> set[str]:
@@ -42,7 +51,9 @@ def _snapshot_commits(url: str) -> set[str]:
         return {r[0] for r in conn.execute("SELECT commit FROM codeqa.snapshots").fetchall()}
 
 
-def test_old_snapshots_and_the_rows_only_they_referenced_are_collected(tmp_path: Path, pg_url: str) -> None:
+def test_old_snapshots_and_the_rows_only_they_referenced_are_collected(
+    tmp_path: Path, pg_url: str
+) -> None:
     root = tmp_path / "repo"
     c1 = make_repo(root, TREE)
     assert _publish(pg_url, root).collected.snapshots == 0
@@ -68,7 +79,9 @@ def test_old_snapshots_and_the_rows_only_they_referenced_are_collected(tmp_path:
     space, chunking = spaces_for(HashEmbedder(), SETTINGS)
     identity = workspace_identity(root)
     for commit, version in ((c3, "token if"), (c4, "token.lower()")):
-        snap = open_snapshot(pg_url, repo=identity, space=space, chunking=chunking, commits=[commit])
+        snap = open_snapshot(
+            pg_url, repo=identity, space=space, chunking=chunking, commits=[commit]
+        )
         assert snap is not None
         try:
             [fn] = snap.definitions("parse_bearer_token")
@@ -76,12 +89,16 @@ def test_old_snapshots_and_the_rows_only_they_referenced_are_collected(tmp_path:
             assert snap.chunk_count() == report.chunks_total
         finally:
             snap.close()
-    assert open_snapshot(pg_url, repo=identity, space=space, chunking=chunking, commits=[c1, c2]) is None
+    assert (
+        open_snapshot(pg_url, repo=identity, space=space, chunking=chunking, commits=[c1, c2])
+        is None
+    )
     # Nothing dangling: every chunk row belongs to a version some snapshot lists.
     with psycopg.connect(pg_url) as conn:
         orphans = conn.execute(
             "SELECT count(*) FROM codeqa.chunks c WHERE NOT EXISTS (SELECT 1 FROM codeqa.snapshot_files sf "
-            "WHERE sf.path = c.path AND sf.sha256 = c.file_sha)").fetchone()[0]
+            "WHERE sf.path = c.path AND sf.sha256 = c.file_sha)"
+        ).fetchone()[0]
     assert orphans == 0
 
 
@@ -112,10 +129,12 @@ def test_a_crashed_publish_is_collected_after_a_day(tmp_path: Path, pg_url: str)
     with psycopg.connect(pg_url) as conn:
         conn.execute(
             "INSERT INTO codeqa.snapshots(repo_id, commit, ref, space_id, chunking, started_at) "
-            "SELECT repo_id, 'dead', 'main', space_id, chunking, now() - interval '2 days' FROM codeqa.snapshots")
+            "SELECT repo_id, 'dead', 'main', space_id, chunking, now() - interval '2 days' FROM codeqa.snapshots"
+        )
         conn.execute(
             "INSERT INTO codeqa.snapshots(repo_id, commit, ref, space_id, chunking) "
-            "SELECT repo_id, 'running', 'main', space_id, chunking FROM codeqa.snapshots WHERE commit <> 'dead'")
+            "SELECT repo_id, 'running', 'main', space_id, chunking FROM codeqa.snapshots WHERE commit <> 'dead'"
+        )
     _commit(root, V2, "next")
     report = _publish(pg_url, root, keep=5)
     assert report.collected.snapshots == 1

@@ -67,7 +67,12 @@ def test_local_index_holds_only_what_differs(tmp_path: Path, pg_url: str) -> Non
         assert ws.search("invoice pdf").hits[0].chunk.symbol == "export_invoice_pdf"
         assert [c.path for c in ws.definitions("RetryWithBackoff")] == ["net/retry.go"]
         assert ws.definitions("matchRoute") == []
-        assert {c.path for c in ws.chunks()} == {"app/auth.py", "app/new_feature.py", "net/retry.go", "docs/guide.md"}
+        assert {c.path for c in ws.chunks()} == {
+            "app/auth.py",
+            "app/new_feature.py",
+            "net/retry.go",
+            "docs/guide.md",
+        }
         status = ws.status()
         assert status.files == 4 and status.chunks == report.chunks_total
     finally:
@@ -140,7 +145,9 @@ def test_no_snapshot_published_falls_back_and_says_why(tmp_path: Path, pg_url: s
     root = tmp_path / "repo"
     make_repo(root, TREE)
     other = tmp_path / "other"
-    make_repo(other, {"x.py": "def x():\n    return 1\n"}, remote="https://example.com/team/other.git")
+    make_repo(
+        other, {"x.py": "def x():\n    return 1\n"}, remote="https://example.com/team/other.git"
+    )
     Publisher(pg_url, other, Settings(embedder="hash"), embedder=HashEmbedder()).publish("main")
     ws = _workspace(root, tmp_path, pg_url)
     try:
@@ -179,7 +186,9 @@ def test_database_lost_mid_session_falls_back_without_failing_a_query(
         ws.close()
 
 
-@pytest.mark.parametrize("bad", ["postgresql://u:pw@host/db", "mysql://host/db", "host=x password=pw"])
+@pytest.mark.parametrize(
+    "bad", ["postgresql://u:pw@host/db", "mysql://host/db", "host=x password=pw"]
+)
 def test_store_setting_refuses_passwords_without_echoing_them(bad: str) -> None:
     settings, problems = Settings.from_wire({"store": bad})
     assert settings.store is None
@@ -213,7 +222,9 @@ def test_slow_database_times_out_and_falls_back(tmp_path: Path, pg_server: PgSer
         ws.close()
 
 
-def test_hung_database_is_cut_off_and_said_once_to_the_listener(tmp_path: Path, pg_server: PgServer) -> None:
+def test_hung_database_is_cut_off_and_said_once_to_the_listener(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
     """A server that stops answering altogether (its backends frozen: no statement timeout
     can fire) costs one query the read deadline, then the listener hears it once and the
     workspace answers locally; nothing waits for the frozen server again."""
@@ -235,9 +246,13 @@ def test_hung_database_is_cut_off_and_said_once_to_the_listener(tmp_path: Path, 
         assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
         assert ws.search("retry with backoff").hits[0].chunk.path == "net/retry.go"
         with psycopg.connect(url, autocommit=True) as admin:
-            frozen = [r[0] for r in admin.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = 'codeqa_hung' "
-                "AND application_name = 'codeqa-lsp'").fetchall()]
+            frozen = [
+                r[0]
+                for r in admin.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = 'codeqa_hung' "
+                    "AND application_name = 'codeqa-lsp'"
+                ).fetchall()
+            ]
         assert frozen
         for pid in frozen:
             os.kill(pid, signal.SIGSTOP)
@@ -257,7 +272,9 @@ def test_hung_database_is_cut_off_and_said_once_to_the_listener(tmp_path: Path, 
         ws.close()
 
 
-def test_every_text_arm_of_the_search_reads_the_shared_snapshot(tmp_path: Path, pg_url: str) -> None:
+def test_every_text_arm_of_the_search_reads_the_shared_snapshot(
+    tmp_path: Path, pg_url: str
+) -> None:
     """The searcher's keyword arm, file ranking, long-query IDF and path list all see the
     shared files (none of them may fall through to the local index alone), and local
     versions still replace shared ones."""
@@ -269,7 +286,9 @@ def test_every_text_arm_of_the_search_reads_the_shared_snapshot(tmp_path: Path, 
         assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
         keyword = overlay.bm25_terms(["retrywithbackoff", "backoff"], 5)
         assert keyword and keyword[0][0].path == "net/retry.go"
-        assert all(c.path != "web/router.js" for c, _ in overlay.bm25_terms(["matchroute", "route"], 10))
+        assert all(
+            c.path != "web/router.js" for c, _ in overlay.bm25_terms(["matchroute", "route"], 10)
+        )
         local_auth = overlay.bm25_terms(["xylophone"], 5)
         assert local_auth and local_auth[0][0].path == "app/auth.py"
         assert [p for p, _ in overlay.file_bm25(["backoff"], 5)][:1] == ["net/retry.go"]
@@ -279,7 +298,10 @@ def test_every_text_arm_of_the_search_reads_the_shared_snapshot(tmp_path: Path, 
         assert counts["backoff"] >= 1 and counts["xylophone"] >= 1 and total >= 4
         ids = overlay.definitions_in_paths(["net/retry.go", "app/auth.py"])
         assert {path for _, path, _ in ids} == {"net/retry.go", "app/auth.py"}
-        assert {c.path for c in overlay.get_chunks([cid for cid, _, _ in ids])} == {"net/retry.go", "app/auth.py"}
+        assert {c.path for c in overlay.get_chunks([cid for cid, _, _ in ids])} == {
+            "net/retry.go",
+            "app/auth.py",
+        }
         sizes = overlay.file_sizes(["net/retry.go", "app/auth.py", "web/router.js"])
         assert set(sizes) == {"net/retry.go", "app/auth.py"}  # the deleted file has none
         assert sizes["app/auth.py"] == (root / "app/auth.py").stat().st_size  # local: the file
@@ -315,8 +337,14 @@ def test_a_collected_snapshot_is_noticed_by_an_open_session(
         (ci / "net/extra.py").write_text("def extra():\n    return 2\n")
         git(ci, "add", "-A")
         git(ci, "commit", "-qm", "extra")
-        Publisher(pg_url, ci, Settings(embedder="hash"), embedder=HashEmbedder(), keep=1,
-                  grace=timedelta(0)).publish("main")
+        Publisher(
+            pg_url,
+            ci,
+            Settings(embedder="hash"),
+            embedder=HashEmbedder(),
+            keep=1,
+            grace=timedelta(0),
+        ).publish("main")
         monkeypatch.setattr(snapshot_module, "RECHECK_SECONDS", 0.0)  # the next check is due
         response = ws.search("xylophone partition")
         assert response.hits[0].chunk.path == "app/auth.py"

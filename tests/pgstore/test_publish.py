@@ -25,7 +25,9 @@ def _publish(url: str, root: Path, ref: str = "main") -> tuple[Publisher, object
     return publisher, publisher.publish(ref)
 
 
-def test_second_commit_writes_only_the_changed_file_and_embeds_only_new_text(tmp_path: Path, pg_url: str) -> None:
+def test_second_commit_writes_only_the_changed_file_and_embeds_only_new_text(
+    tmp_path: Path, pg_url: str
+) -> None:
     root = tmp_path / "repo"
     first = make_repo(root, TREE)
     publisher, report = _publish(pg_url, root)
@@ -46,7 +48,13 @@ def test_second_commit_writes_only_the_changed_file_and_embeds_only_new_text(tmp
     space, chunking = spaces_for(publisher.embedder, SETTINGS)
     identity = workspace_identity(root)
     old = open_snapshot(pg_url, repo=identity, space=space, chunking=chunking, commits=[first])
-    new = open_snapshot(pg_url, repo=identity, space=space, chunking=chunking, commits=[git(root, "rev-parse", "HEAD")])
+    new = open_snapshot(
+        pg_url,
+        repo=identity,
+        space=space,
+        chunking=chunking,
+        commits=[git(root, "rev-parse", "HEAD")],
+    )
     assert old is not None and new is not None
     try:
         [old_fn] = old.definitions("parse_bearer_token")
@@ -80,7 +88,9 @@ def test_refuses_a_dirty_checkout_or_another_ref(tmp_path: Path, pg_url: str) ->
         _publish(pg_url, root)
 
 
-def test_reader_role_reads_and_cannot_write(tmp_path: Path, pg_server: PgServer, pg_url: str) -> None:
+def test_reader_role_reads_and_cannot_write(
+    tmp_path: Path, pg_server: PgServer, pg_url: str
+) -> None:
     """The README's grants, executed: the writer publishes, the reader only reads."""
     database = pg_url.split("@/", 1)[1].split("?")[0]
     script = "\n".join(line.split("--", 1)[0] for line in grants_sql(database).splitlines())
@@ -96,13 +106,18 @@ def test_reader_role_reads_and_cannot_write(tmp_path: Path, pg_server: PgServer,
     reader = pg_server.url(database, user="codeqa_reader")
     _publish(writer, root)
     space, chunking = spaces_for(HashEmbedder(), SETTINGS)
-    snapshot = open_snapshot(reader, repo=workspace_identity(root), space=space, chunking=chunking, commits=[commit])
+    snapshot = open_snapshot(
+        reader, repo=workspace_identity(root), space=space, chunking=chunking, commits=[commit]
+    )
     assert snapshot is not None
     try:
         assert snapshot.definitions("matchRoute")
     finally:
         snapshot.close()
-    with psycopg.connect(reader, autocommit=True) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+    with (
+        psycopg.connect(reader, autocommit=True) as conn,
+        pytest.raises(psycopg.errors.InsufficientPrivilege),
+    ):
         conn.execute("DELETE FROM codeqa.snapshots")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         _publish(reader, root)  # the reader cannot publish either
@@ -118,7 +133,9 @@ def test_cli_publishes_and_never_prints_a_password(
     common = ["--embedder", "hash", "--index-dir", str(tmp_path / "index")]
     assert main(["index", "--store", pg_url, str(root), "--ref", "main", *common, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["files"] == 4 and report["chunks_total"] > 0 and report["already_published"] is False
+    assert (
+        report["files"] == 4 and report["chunks_total"] > 0 and report["already_published"] is False
+    )
     assert report["collected"] == {"snapshots": 0, "file_versions": 0, "chunks": 0}
     assert main(["index", "--store", pg_url, str(root), "--ref", "main", *common]) == 0
     assert "already published" in capsys.readouterr().out

@@ -33,14 +33,21 @@ def _as_dict(value: Any) -> Any:
 
 async def _command(client: LanguageClient, name: str, argument: dict[str, Any]) -> Any:
     result = await asyncio.wait_for(
-        client.workspace_execute_command_async(types.ExecuteCommandParams(command=name, arguments=[argument])), GUARD
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=name, arguments=[argument])
+        ),
+        GUARD,
     )
     return _as_dict(result)
 
 
 async def _indexed(client: LanguageClient) -> None:
     async def poll() -> None:
-        while not any(isinstance(v, types.WorkDoneProgressEnd) for r in client.progress_reports.values() for v in r):
+        while not any(
+            isinstance(v, types.WorkDoneProgressEnd)
+            for r in client.progress_reports.values()
+            for v in r
+        ):
             await asyncio.sleep(0.05)
 
     await asyncio.wait_for(poll(), GUARD)
@@ -66,14 +73,18 @@ async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient, tmp
     def on_delta(params: Any) -> None:
         return None
 
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        root_uri=root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="repo")],
-        initialization_options={
-            "embedder": "hash", "indexDir": str(tmp_path / "index"), "userSettings": {"store": url},
-        },
-    ))
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="repo")],
+            initialization_options={
+                "embedder": "hash",
+                "indexDir": str(tmp_path / "index"),
+                "userSettings": {"store": url},
+            },
+        )
+    )
     yield
     await lsp_client.shutdown_session()
 
@@ -107,7 +118,9 @@ async def doomed_client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
 
     import pgserver
 
-    data = Path(tempfile.mkdtemp(prefix="codeqa-pg-")) / "pgdata"  # where the server's user can reach
+    data = (
+        Path(tempfile.mkdtemp(prefix="codeqa-pg-")) / "pgdata"
+    )  # where the server's user can reach
     server = pgserver.get_server(data, cleanup_mode="delete")
     socket_dir = server.get_uri().split("host=", 1)[1].split("&", 1)[0]
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
@@ -122,21 +135,27 @@ async def doomed_client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
     def on_register(params: types.RegistrationParams) -> None:
         return None
 
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        root_uri=root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="repo")],
-        initialization_options={
-            "embedder": "hash", "indexDir": str(tmp_path / "index"), "userSettings": {"store": url},
-        },
-    ))
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="repo")],
+            initialization_options={
+                "embedder": "hash",
+                "indexDir": str(tmp_path / "index"),
+                "userSettings": {"store": url},
+            },
+        )
+    )
     yield
     await lsp_client.shutdown_session()
     server._cleanup()
     shutil.rmtree(data.parent, ignore_errors=True)
 
 
-async def test_database_killed_mid_session_is_said_once_at_query_time(doomed_client: LanguageClient) -> None:
+async def test_database_killed_mid_session_is_said_once_at_query_time(
+    doomed_client: LanguageClient,
+) -> None:
     client = doomed_client
     await _indexed(client)
     hits = await _command(client, "codeqa.search", {"query": "retry with backoff", "topK": 3})

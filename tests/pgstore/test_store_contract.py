@@ -37,7 +37,9 @@ def reader(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ChunkRead
     publisher = Publisher(url, root, settings)
     publisher.publish("main")
     space, chunking = spaces_for(publisher.embedder, settings)
-    snapshot = open_snapshot(url, repo=workspace_identity(root), space=space, chunking=chunking, commits=[commit])
+    snapshot = open_snapshot(
+        url, repo=workspace_identity(root), space=space, chunking=chunking, commits=[commit]
+    )
     assert snapshot is not None
     yield snapshot
     snapshot.close()
@@ -80,7 +82,9 @@ def test_filters_by_language_kind_and_path(reader: ChunkReader) -> None:
     only_go = SearchFilters(languages=("go",))
     assert {c.language for c, _ in reader.dense_by_vector(vector, 10, only_go)} == {"go"}
     methods = SearchFilters(kinds=("method",))
-    assert {c.symbol for c, _ in reader.bm25("session", 10, methods)} == {"SessionStore.refresh_session"}
+    assert {c.symbol for c, _ in reader.bm25("session", 10, methods)} == {
+        "SessionStore.refresh_session"
+    }
     under_web = SearchFilters(path_globs=("web/",))
     assert {c.path for c, _ in reader.dense_by_vector(vector, 10, under_web)} == {"web/router.js"}
 
@@ -88,7 +92,9 @@ def test_filters_by_language_kind_and_path(reader: ChunkReader) -> None:
 def test_definitions_and_get_chunks(reader: ChunkReader) -> None:
     [method] = reader.definitions("SessionStore.refresh_session")
     assert method.kind == "method" and method.path == "app/auth.py"
-    assert [c.symbol for c in reader.definitions("refresh_session")] == ["SessionStore.refresh_session"]
+    assert [c.symbol for c in reader.definitions("refresh_session")] == [
+        "SessionStore.refresh_session"
+    ]
     assert reader.definitions("nothing_like_this") == []
     every = reader.chunks()
     ids = [*(c.id for c in reversed(every)), "0" * 24]
@@ -118,7 +124,9 @@ def test_both_stores_hold_identical_chunks(tmp_path: Path, pg_url: str) -> None:
     publisher = Publisher(pg_url, root, settings)
     publisher.publish("main")
     space, chunking = spaces_for(publisher.embedder, settings)
-    snapshot = open_snapshot(pg_url, repo=workspace_identity(root), space=space, chunking=chunking, commits=[commit])
+    snapshot = open_snapshot(
+        pg_url, repo=workspace_identity(root), space=space, chunking=chunking, commits=[commit]
+    )
     assert snapshot is not None
     try:
         assert snapshot.chunks() == indexer.chunks()

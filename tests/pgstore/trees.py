@@ -20,7 +20,7 @@ class SessionStore:
         return self.sessions.get(session_id)
 '''
 
-ROUTER_JS = '''// Request routing.
+ROUTER_JS = """// Request routing.
 function matchRoute(routes, url) {
   for (const route of routes) {
     if (route.pattern.test(url)) return route.handler;
@@ -29,9 +29,9 @@ function matchRoute(routes, url) {
 }
 
 module.exports = { matchRoute };
-'''
+"""
 
-RETRY_GO = '''package netutil
+RETRY_GO = """package netutil
 
 // RetryWithBackoff calls fn until it succeeds, doubling the delay each time.
 func RetryWithBackoff(fn func() error, attempts int) error {
@@ -43,7 +43,7 @@ func RetryWithBackoff(fn func() error, attempts int) error {
 	}
 	return err
 }
-'''
+"""
 
 TREE = {
     "app/auth.py": AUTH_PY,

@@ -45,7 +45,9 @@ class Served:
         return response["result"]
 
     async def command(self, name: str, *arguments: Any) -> Any:
-        return await self.result("workspace/executeCommand", {"command": name, "arguments": list(arguments)})
+        return await self.result(
+            "workspace/executeCommand", {"command": name, "arguments": list(arguments)}
+        )
 
     async def status(self) -> dict[str, Any]:
         status: dict[str, Any] = await self.command("codeqa.status")
@@ -74,17 +76,28 @@ async def start_server(
     args = ["--log-level", log_level] + (["--log-file", str(log_path)] if log_path else [])
     with stderr_path.open("wb") as stderr:  # the child keeps its own descriptor
         proc = await asyncio.create_subprocess_exec(
-            *prefix, *SERVER_CMD, *args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
-            env=dict(os.environ), limit=64 * 1024 * 1024,
+            *prefix,
+            *SERVER_CMD,
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            env=dict(os.environ),
+            limit=64 * 1024 * 1024,
         )
     return RawClient(proc)
 
 
 @asynccontextmanager
 async def served(
-    tmp_path: Path, root: Path, options: dict[str, Any], *, log_level: str = "info",
-    log_to_file: bool = False, wait_for_index: bool = True, prefix: Sequence[str] = (),
+    tmp_path: Path,
+    root: Path,
+    options: dict[str, Any],
+    *,
+    log_level: str = "info",
+    log_to_file: bool = False,
+    wait_for_index: bool = True,
+    prefix: Sequence[str] = (),
 ) -> AsyncIterator[Served]:
     """Start, initialize with `options` (plus a tmp `indexDir`) and wait for the first index.
 
@@ -113,7 +126,9 @@ def index_sqlite_rows_containing(index_dir: Path, needle: str) -> list[tuple[str
     """
     found: list[tuple[str, str]] = []
     with sqlite3.connect(f"file:{index_dir / 'index.sqlite'}?mode=ro", uri=True) as db:
-        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = [
+            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
         for table in tables:
             columns = [row[1] for row in db.execute(f'PRAGMA table_info("{table}")')]
             for column in columns:

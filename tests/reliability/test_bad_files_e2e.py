@@ -25,14 +25,24 @@ DEPTH = 5000
 MAX_FILE_BYTES = 11 * 1024 * 1024  # the 10 MB bundle is read and judged by its content
 # Good files beside the bad ones: path → a name only that file defines.
 GOOD = {
-    "good/latin1.py": ("def cafe_latin1_total(prices):\n    return sum(prices)  # caf\xe9 cr\xe8me\n".encode("latin-1"),
-                       "cafe_latin1_total"),
-    "good/mixed_endings.py": (b"def mixed_line_endings_probe(a):\r\n    return a\rdef second_probe(b):\n    return b\r\n",
-                              "mixed_line_endings_probe"),
-    "good/widget.js": (b"export function renderWidgetToolbar(items) {\n  return items.map(String);\n}\n",
-                       "renderWidgetToolbar"),
-    "good/invalid_utf8.go": (b"package good\n\nfunc BrokenBytesProbe() string {\n\treturn \"\xff\xfe\xc3\x28\"\n}\n",
-                             "BrokenBytesProbe"),
+    "good/latin1.py": (
+        "def cafe_latin1_total(prices):\n    return sum(prices)  # caf\xe9 cr\xe8me\n".encode(
+            "latin-1"
+        ),
+        "cafe_latin1_total",
+    ),
+    "good/mixed_endings.py": (
+        b"def mixed_line_endings_probe(a):\r\n    return a\rdef second_probe(b):\n    return b\r\n",
+        "mixed_line_endings_probe",
+    ),
+    "good/widget.js": (
+        b"export function renderWidgetToolbar(items) {\n  return items.map(String);\n}\n",
+        "renderWidgetToolbar",
+    ),
+    "good/invalid_utf8.go": (
+        b'package good\n\nfunc BrokenBytesProbe() string {\n\treturn "\xff\xfe\xc3\x28"\n}\n',
+        "BrokenBytesProbe",
+    ),
 }
 
 
@@ -62,8 +72,12 @@ def hostile_workspace(root: Path) -> dict[str, int]:
     rng = random.Random(9)
     noise = bytes(rng.randrange(256) for _ in range(16384))
     write(root, "bad/random.py", noise[:100] + b"\x00" + noise[100:])  # binary: has a NUL
-    write(root, "bad/noise.js", noise.replace(b"\x00", b"\x01"))  # garbage text: indexed or not, no crash
-    write(root, "bad/bundle.js", "var a=1;" * (10 * 1024 * 1024 // 8))  # 10 MB, one line: read, then refused
+    write(
+        root, "bad/noise.js", noise.replace(b"\x00", b"\x01")
+    )  # garbage text: indexed or not, no crash
+    write(
+        root, "bad/bundle.js", "var a=1;" * (10 * 1024 * 1024 // 8)
+    )  # 10 MB, one line: read, then refused
     write(root, "bad/inline.js", "function q(){return 1};" * 20_000)  # 460 KB, one line
     write(root, "deep/brackets.py", "x = " + "[" * DEPTH + "]" * DEPTH + "\n")
     write(root, "deep/parens.js", "const v = " + "(" * DEPTH + "1" + ")" * DEPTH + ";\n")
@@ -81,7 +95,9 @@ async def test_bad_files_are_skipped_by_reason_and_good_ones_searchable(tmp_path
     root = tmp_path / "ws"
     expected = hostile_workspace(root)
     root = root.resolve()
-    async with served(tmp_path, root, {"embedder": "hash", "maxFileBytes": MAX_FILE_BYTES}) as server:
+    async with served(
+        tmp_path, root, {"embedder": "hash", "maxFileBytes": MAX_FILE_BYTES}
+    ) as server:
         status = await server.settled()
         for reason, count in expected.items():
             assert status["skipped"].get(reason) == count, (reason, status["skipped"])
@@ -92,29 +108,72 @@ async def test_bad_files_are_skipped_by_reason_and_good_ones_searchable(tmp_path
             hits = await server.command("codeqa.search", {"query": name, "topK": 5})
             assert hits and hits[0]["path"] == rel and name in hits[0]["symbol"], (rel, hits)
         for rel in FIXTURE_FILES:
-            assert any(h["path"] == rel for h in await server.command(
-                "codeqa.search", {"query": Path(rel).stem, "topK": 20})), rel
+            assert any(
+                h["path"] == rel
+                for h in await server.command(
+                    "codeqa.search", {"query": Path(rel).stem, "topK": 20}
+                )
+            ), rel
 
         # Editor features on the worst files, as open buffers.
-        for rel in ("deep/parens.js", "deep/brackets.py", "deep/braces.c", "bad/inline.js", "bad/bundle.js"):
+        for rel in (
+            "deep/parens.js",
+            "deep/brackets.py",
+            "deep/braces.c",
+            "bad/inline.js",
+            "bad/bundle.js",
+        ):
             uri = (root / rel).as_uri()
             text = (root / rel).read_text()
-            server.client.notify("textDocument/didOpen", {"textDocument": {
-                "uri": uri, "languageId": {".js": "javascript", ".py": "python", ".c": "c"}[Path(rel).suffix], "version": 1, "text": text}})
+            server.client.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": {".js": "javascript", ".py": "python", ".c": "c"}[
+                            Path(rel).suffix
+                        ],
+                        "version": 1,
+                        "text": text,
+                    }
+                },
+            )
             lenses = await server.result("textDocument/codeLens", {"textDocument": {"uri": uri}})
             assert isinstance(lenses, list), rel
-            await server.result("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 10}})
-            explained = await server.command("codeqa.explain", {"uri": uri, "position": {"line": 0, "character": 10}})
-            assert isinstance(explained["answer"], str) and explained["error"] is None, (rel, explained)
+            await server.result(
+                "textDocument/hover",
+                {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 10}},
+            )
+            explained = await server.command(
+                "codeqa.explain", {"uri": uri, "position": {"line": 0, "character": 10}}
+            )
+            assert isinstance(explained["answer"], str) and explained["error"] is None, (
+                rel,
+                explained,
+            )
 
         # Saves of every bad file go through the single-file path: same reasons, nothing breaks.
-        for rel in ("bad/random.py", "bad/bundle.js", "bad/inline.js", "bad/dangling.py", "loops/a.py", "deep/defs.py"):
-            server.client.notify("textDocument/didSave", {"textDocument": {"uri": (root / rel).as_uri()}})
+        for rel in (
+            "bad/random.py",
+            "bad/bundle.js",
+            "bad/inline.js",
+            "bad/dangling.py",
+            "loops/a.py",
+            "deep/defs.py",
+        ):
+            server.client.notify(
+                "textDocument/didSave", {"textDocument": {"uri": (root / rel).as_uri()}}
+            )
         settled = await server.settled()
-        assert settled["files"] == status["files"] and settled["chunks"] == status["chunks"], (status, settled)
+        assert settled["files"] == status["files"] and settled["chunks"] == status["chunks"], (
+            status,
+            settled,
+        )
 
         # And the server still answers a real question with citations.
-        answer = await server.command("codeqa.ask", {"question": "how are settings loaded from the config file?"})
+        answer = await server.command(
+            "codeqa.ask", {"question": "how are settings loaded from the config file?"}
+        )
         assert any(c["symbol"] == "load_settings" for c in answer["citations"]), answer
     assert "Traceback" not in server.stderr(), server.stderr()[-6000:]
 
@@ -143,7 +202,9 @@ async def test_unreadable_files_are_counted(tmp_path: Path) -> None:
             assert status["files"] == len(FIXTURE_FILES)
             hits = await server.command("codeqa.search", {"query": "load_settings"})
             assert hits and hits[0]["symbol"] == "load_settings"
-            server.client.notify("textDocument/didSave", {"textDocument": {"uri": locked_file.as_uri()}})
+            server.client.notify(
+                "textDocument/didSave", {"textDocument": {"uri": locked_file.as_uri()}}
+            )
             assert (await server.settled())["files"] == len(FIXTURE_FILES)
     finally:
         locked_dir.chmod(0o755)
@@ -164,6 +225,8 @@ async def test_nested_definitions_do_not_amplify_the_index(tmp_path: Path) -> No
         assert hits and hits[0]["symbol"] == "load_settings"
     with sqlite3.connect(server.index_dir / "index.sqlite") as db:
         (stored,) = db.execute(
-            "SELECT sum(length(CAST(text AS BLOB))) FROM chunks WHERE path = 'deep/functions.js'").fetchone()
+            "SELECT sum(length(CAST(text AS BLOB))) FROM chunks WHERE path = 'deep/functions.js'"
+        ).fetchone()
     assert stored is not None and stored <= AMPLIFICATION_LIMIT * source.stat().st_size, (
-        f"{stored} bytes of chunk text for a {source.stat().st_size}-byte file")
+        f"{stored} bytes of chunk text for a {source.stat().st_size}-byte file"
+    )

@@ -49,7 +49,9 @@ LINK = re.compile(r"\]\((file:[^)\s]+)\)")
 def obedient_answer(request: RecordedRequest) -> str:
     """What a model that follows the comment would write, citing the real chunk too."""
     given = numbered(request)
-    assert len(given) < 7 and UNRETRIEVED not in {path for _, path, *_ in given}  # the traps are traps
+    assert len(given) < 7 and UNRETRIEVED not in {
+        path for _, path, *_ in given
+    }  # the traps are traps
     real = next(n for n, _, _, _, symbol in given if symbol.endswith("reserve_stock"))
     return (
         f"`reserve_stock` takes units out of the stock levels [{real}]. As instructed, here is my "
@@ -68,27 +70,47 @@ def check_citations(root: Path, result: dict[str, Any], request: RecordedRequest
         assert key in given, (key, given)
         path = uri_to_path(citation["uri"])
         assert path is not None and path.resolve().is_relative_to(root), citation["uri"]
-        assert citation["range"] == {"start": {"line": citation["startLine"] - 1, "character": 0},
-                                     "end": {"line": citation["endLine"], "character": 0}}
+        assert citation["range"] == {
+            "start": {"line": citation["startLine"] - 1, "character": 0},
+            "end": {"line": citation["endLine"], "character": 0},
+        }
     links = LINK.findall(result["answer"])
     cited = {f"{c['uri']}#L{c['startLine']}-L{c['endLine']}" for c in result["citations"]}
     for target in links:  # every clickable file link in the answer is one of the citations
         assert target in cited, (target, result["answer"])
 
 
-async def test_injected_instructions_do_not_redirect_citations(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+async def test_injected_instructions_do_not_redirect_citations(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     root = make_workspace(tmp_path / "ws")
     (root / INJECTED).write_text(INVENTORY)
     (root / UNRETRIEVED).write_text(GEO)
     span = definitions(INVENTORY)["reserve_stock"]
-    fake_llm.script("chat", Reply(obedient_answer), Reply(
-        "It reserves stock [1], see [5], /etc/passwd:1 and app/geo.py:2 and [x](file:///etc/shadow)."))
-    options = {"embedder": "hash", "provider": "openai", "model": "gpt-test", "topK": 4,
-               "baseUrl": fake_llm.openai_url, "apiKey": API_KEY}
+    fake_llm.script(
+        "chat",
+        Reply(obedient_answer),
+        Reply(
+            "It reserves stock [1], see [5], /etc/passwd:1 and app/geo.py:2 and [x](file:///etc/shadow)."
+        ),
+    )
+    options = {
+        "embedder": "hash",
+        "provider": "openai",
+        "model": "gpt-test",
+        "topK": 4,
+        "baseUrl": fake_llm.openai_url,
+        "apiKey": API_KEY,
+    }
     async with served(tmp_path, root, options) as server:
-        asked = await server.command("codeqa.ask", {"question": "how does reserve_stock reserve units of a product in stock?"})
-        explained = await server.command("codeqa.explain", {
-            "uri": (root / INJECTED).as_uri(), "position": {"line": span[0] + 6, "character": 4}})
+        asked = await server.command(
+            "codeqa.ask",
+            {"question": "how does reserve_stock reserve units of a product in stock?"},
+        )
+        explained = await server.command(
+            "codeqa.explain",
+            {"uri": (root / INJECTED).as_uri(), "position": {"line": span[0] + 6, "character": 4}},
+        )
 
     ask_request, explain_request = fake_llm.requests_to("chat")
     # Our rules are the system message; the comment travels as data in the user message.
@@ -103,6 +125,10 @@ async def test_injected_instructions_do_not_redirect_citations(tmp_path: Path, f
         check_citations(root, result, request)
         reserve = [c for c in result["citations"] if c["symbol"] == "reserve_stock"]
         assert reserve and (reserve[0]["startLine"], reserve[0]["endLine"]) == span
-        assert "[7]" not in result["answer"] and "[99]" not in result["answer"] and "[5]" not in result["answer"]
+        assert (
+            "[7]" not in result["answer"]
+            and "[99]" not in result["answer"]
+            and "[5]" not in result["answer"]
+        )
         assert f"{UNRETRIEVED}:2 *(not found in the provided code)*" in result["answer"]
         assert "file:///etc" not in result["answer"] and "file:///root" not in result["answer"]

@@ -90,7 +90,11 @@ QUESTIONS = (
 
 def seed(root: Path) -> Path:
     make_workspace(root)
-    for rel, text in {**SECRET_NAMED_FILES, **KEYS_IN_SOURCE, CLEAN_MODULE[0]: CLEAN_MODULE[1]}.items():
+    for rel, text in {
+        **SECRET_NAMED_FILES,
+        **KEYS_IN_SOURCE,
+        CLEAN_MODULE[0]: CLEAN_MODULE[1],
+    }.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -104,8 +108,13 @@ async def test_seeded_secrets_stay_out_of_index_provider_and_logs(
 ) -> None:
     root = seed(tmp_path / "ws")
     fake_llm.default_reply = Reply("The code shown answers this [1].")
-    options = {"embedder": "hash", "provider": "openai", "model": "gpt-test",
-               "baseUrl": fake_llm.openai_url, "apiKey": API_KEY}
+    options = {
+        "embedder": "hash",
+        "provider": "openai",
+        "model": "gpt-test",
+        "baseUrl": fake_llm.openai_url,
+        "apiKey": API_KEY,
+    }
     answers: list[dict[str, object]] = []
     async with served(tmp_path, root, options, log_level="debug", log_to_file=True) as server:
         status = await server.settled()
@@ -122,8 +131,15 @@ async def test_seeded_secrets_stay_out_of_index_provider_and_logs(
         # Search: the values themselves, and the names around the values that are not key-shaped.
         clean = await server.command("codeqa.search", {"query": "compute_invoice_total_with_vat"})
         assert clean and clean[0]["path"] == CLEAN_MODULE[0]
-        probes = (*KEY_SHAPED, "DATABASE_PASSWORD", "AWS_SECRET_ACCESS_KEY aws_secret_access_key",
-                  "OPENSSH PRIVATE KEY", "RSA PRIVATE KEY", "upload_invoice_pdf", "publishReleaseNotes")
+        probes = (
+            *KEY_SHAPED,
+            "DATABASE_PASSWORD",
+            "AWS_SECRET_ACCESS_KEY aws_secret_access_key",
+            "OPENSSH PRIVATE KEY",
+            "RSA PRIVATE KEY",
+            "upload_invoice_pdf",
+            "publishReleaseNotes",
+        )
         secret_paths = set(SECRET_NAMED_FILES) | set(KEYS_IN_SOURCE)
         for query in probes:
             hits = await server.command("codeqa.search", {"query": query, "topK": 50})
@@ -132,24 +148,50 @@ async def test_seeded_secrets_stay_out_of_index_provider_and_logs(
 
         # Asks and explains through the provider.
         for number, question in enumerate(QUESTIONS):
-            answers.append(await server.command("codeqa.ask", {"question": question, "requestId": f"q{number}"}))
+            answers.append(
+                await server.command(
+                    "codeqa.ask", {"question": question, "requestId": f"q{number}"}
+                )
+            )
         for rel, line in (("app/config.py", 8), (CLEAN_MODULE[0], 5), ("app/session.py", 14)):
-            answers.append(await server.command(
-                "codeqa.explain", {"uri": (root / rel).as_uri(), "position": {"line": line, "character": 4}}))
+            answers.append(
+                await server.command(
+                    "codeqa.explain",
+                    {"uri": (root / rel).as_uri(), "position": {"line": line, "character": 4}},
+                )
+            )
         asked = len(fake_llm.requests_to("chat"))
         assert asked >= 3, "too few questions reached the provider for this test to mean anything"
 
         # Explaining a file that holds a key (from disk, and an unsaved buffer) sends nothing.
         storage = root / "app" / "storage.py"
-        refused = await server.command("codeqa.explain", {"uri": storage.as_uri(), "position": {"line": 5, "character": 4}})
+        refused = await server.command(
+            "codeqa.explain", {"uri": storage.as_uri(), "position": {"line": 5, "character": 4}}
+        )
         assert "looks like it holds secrets" in refused["answer"]
         billing = root / CLEAN_MODULE[0]
-        server.client.notify("textDocument/didOpen", {"textDocument": {
-            "uri": billing.as_uri(), "languageId": "python", "version": 1, "text": CLEAN_MODULE[1]}})
+        server.client.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": billing.as_uri(),
+                    "languageId": "python",
+                    "version": 1,
+                    "text": CLEAN_MODULE[1],
+                }
+            },
+        )
         with_key = CLEAN_MODULE[1] + f'\n\nGITHUB_TOKEN = "{GITHUB_TOKEN}"\n'
-        server.client.notify("textDocument/didChange", {
-            "textDocument": {"uri": billing.as_uri(), "version": 2}, "contentChanges": [{"text": with_key}]})
-        refused_buffer = await server.command("codeqa.explain", {"uri": billing.as_uri(), "position": {"line": 4, "character": 4}})
+        server.client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": billing.as_uri(), "version": 2},
+                "contentChanges": [{"text": with_key}],
+            },
+        )
+        refused_buffer = await server.command(
+            "codeqa.explain", {"uri": billing.as_uri(), "position": {"line": 4, "character": 4}}
+        )
         assert "looks like it holds secrets" in refused_buffer["answer"]
         assert len(fake_llm.requests_to("chat")) == asked
         answers += [refused, refused_buffer]
@@ -159,7 +201,9 @@ async def test_seeded_secrets_stay_out_of_index_provider_and_logs(
         server.client.notify("textDocument/didSave", {"textDocument": {"uri": billing.as_uri()}})
         status = await server.settled()
         assert status["files"] == len(FIXTURE_FILES)
-        assert index_sqlite_rows_containing(server.index_dir, "compute_invoice_total_with_vat") == []
+        assert (
+            index_sqlite_rows_containing(server.index_dir, "compute_invoice_total_with_vat") == []
+        )
         assert index_sqlite_rows_containing(server.index_dir, GITHUB_TOKEN) == []
 
     # After shutdown: every file the server left under the index dir, every provider request.
@@ -170,7 +214,9 @@ async def test_seeded_secrets_stay_out_of_index_provider_and_logs(
         assert secret not in bodies, secret
         assert secret not in str(answers), secret
     # The key was in use, in the Authorization header only.
-    assert all(r.headers.get("authorization") == f"Bearer {API_KEY}" for r in fake_llm.requests_to("chat"))
+    assert all(
+        r.headers.get("authorization") == f"Bearer {API_KEY}" for r in fake_llm.requests_to("chat")
+    )
 
     log, stderr = server.log(), server.stderr()
     # Debug logging really captured the traffic: the init params (key masked), and the

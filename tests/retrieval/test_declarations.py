@@ -18,23 +18,23 @@ FILES = {
 def make_hash(cls, eq: bool, frozen: bool) -> object:
     """Generate the __hash__ method of the class when eq is set and it is not frozen."""
 ''',
-    "pkg/hashing.py": '''
+    "pkg/hashing.py": """
 def make_hash(cls, eq, frozen):
     lines = ["def __hash__(self):", "    return hash((type(self),) + self._fields())"]
     if eq and not frozen:
         return _compile(cls, lines)
     return None
-''',
-    "web/router.d.ts": '''
+""",
+    "web/router.d.ts": """
 /** Dispatch the request through the matching route handlers of the router. */
 export declare function dispatchRequest(router: Router, request: Request): void;
-''',
-    "web/router.ts": '''
+""",
+    "web/router.ts": """
 export function dispatchRequest(router: Router, request: Request): void {
   const layer = router.stack.find((l) => l.match(request.path));
   if (layer) layer.handle(request);
 }
-''',
+""",
     "shapes/base.py": '''
 import abc
 
@@ -51,7 +51,7 @@ class Square(Shape):
 ''',
     # An interface's doc comments describe behaviour in the user's words; the class that
     # implements it does the work (rxjs's `GlobalConfig` / `Observer` pattern).
-    "stream/config.ts": '''
+    "stream/config.ts": """
 /**
  * Global configuration: a hook called when an error is thrown inside a subscriber
  * callback and nobody handles the error.
@@ -60,8 +60,8 @@ export interface ErrorConfig {
   /** Called with the unhandled error thrown by a subscriber callback. */
   onUnhandledError: ((err: any) => void) | null;
 }
-''',
-    "stream/report.ts": '''
+""",
+    "stream/report.ts": """
 /** Report an unhandled error on a timer, so it is thrown outside the subscriber. */
 export function reportUnhandledError(err: any) {
   timeoutProvider.setTimeout(() => {
@@ -73,8 +73,8 @@ export function reportUnhandledError(err: any) {
     }
   });
 }
-''',
-    "store/reader.go": '''
+""",
+    "store/reader.go": """
 package store
 
 // Reader reads the rows of a table page by page.
@@ -87,7 +87,7 @@ type pageReader struct{ db *DB }
 func (r pageReader) ReadPage(table string, page int) ([]Row, error) {
 	return r.db.query(table, page*100, 100)
 }
-''',
+""",
 }
 
 
@@ -129,18 +129,32 @@ def test_declarations_are_marked_in_the_index(searcher: HybridSearcher) -> None:
 @pytest.mark.parametrize(
     ("query", "implementation", "declaration"),
     [
-        ("where is __hash__ generated when eq is set and the class is not frozen",
-         ("pkg/hashing.py", "make_hash"), ("pkg/hashing.pyi", "make_hash")),
-        ("how does the router dispatch the request to the matching route handlers",
-         ("web/router.ts", "dispatchRequest"), ("web/router.d.ts", "dispatchRequest")),
-        ("how is the area of a shape computed in square units",
-         ("shapes/base.py", "Square.area_of_shape"), ("shapes/base.py", "Shape.area_of_shape")),
-        ("how is an unhandled error of a subscriber callback reported",
-         ("stream/report.ts", "reportUnhandledError"), ("stream/config.ts", "ErrorConfig")),
+        (
+            "where is __hash__ generated when eq is set and the class is not frozen",
+            ("pkg/hashing.py", "make_hash"),
+            ("pkg/hashing.pyi", "make_hash"),
+        ),
+        (
+            "how does the router dispatch the request to the matching route handlers",
+            ("web/router.ts", "dispatchRequest"),
+            ("web/router.d.ts", "dispatchRequest"),
+        ),
+        (
+            "how is the area of a shape computed in square units",
+            ("shapes/base.py", "Square.area_of_shape"),
+            ("shapes/base.py", "Shape.area_of_shape"),
+        ),
+        (
+            "how is an unhandled error of a subscriber callback reported",
+            ("stream/report.ts", "reportUnhandledError"),
+            ("stream/config.ts", "ErrorConfig"),
+        ),
     ],
 )
 def test_implementation_ranks_above_its_declaration(
-    searcher: HybridSearcher, query: str, implementation: tuple[str, str],
+    searcher: HybridSearcher,
+    query: str,
+    implementation: tuple[str, str],
     declaration: tuple[str, str],
 ) -> None:
     ranked = _ranked(searcher, query)
@@ -149,8 +163,12 @@ def test_implementation_ranks_above_its_declaration(
 
 
 def test_asking_for_the_stub_turns_the_prior_off(searcher: HybridSearcher) -> None:
-    ranked = _ranked(searcher, "which stub declares the signature of make_hash for __hash__ when eq is set")
-    assert ranked.index(("pkg/hashing.pyi", "make_hash")) < ranked.index(("pkg/hashing.py", "make_hash"))
+    ranked = _ranked(
+        searcher, "which stub declares the signature of make_hash for __hash__ when eq is set"
+    )
+    assert ranked.index(("pkg/hashing.pyi", "make_hash")) < ranked.index(
+        ("pkg/hashing.py", "make_hash")
+    )
 
 
 def test_a_long_query_over_a_declaration_does_not_fail(searcher: HybridSearcher) -> None:

@@ -11,12 +11,24 @@ from codeqa_lsp.cli import main
 from tests.retrieval.test_search import _write_repo
 
 QUESTIONS = [
-    {"id": "t-1", "question": "retry a failing network call with exponential backoff",
-     "expected": [{"path": "app/session.py", "symbol": "retry_with_backoff"}], "lexical_overlap": "high"},
-    {"id": "t-2", "question": "which transport is chosen for a url prefix",
-     "expected": [{"path": "app/session.py", "symbol": "Session.get_adapter"}], "lexical_overlap": "low"},
-    {"id": "t-3", "question": "chocolate cake recipe",
-     "expected": [{"path": "nowhere.py", "symbol": "cake"}], "lexical_overlap": "low"},
+    {
+        "id": "t-1",
+        "question": "retry a failing network call with exponential backoff",
+        "expected": [{"path": "app/session.py", "symbol": "retry_with_backoff"}],
+        "lexical_overlap": "high",
+    },
+    {
+        "id": "t-2",
+        "question": "which transport is chosen for a url prefix",
+        "expected": [{"path": "app/session.py", "symbol": "Session.get_adapter"}],
+        "lexical_overlap": "low",
+    },
+    {
+        "id": "t-3",
+        "question": "chocolate cake recipe",
+        "expected": [{"path": "nowhere.py", "symbol": "cake"}],
+        "lexical_overlap": "low",
+    },
 ]
 
 
@@ -31,8 +43,19 @@ def test_eval_json_reports_every_arm_and_the_misses(
     tmp_path: Path, questions: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = _write_repo(tmp_path / "repo")
-    code = main(["eval", str(questions), "--root", str(root), "--embedder", "hash",
-                 "--index-dir", str(tmp_path / "idx"), "--json"])
+    code = main(
+        [
+            "eval",
+            str(questions),
+            "--root",
+            str(root),
+            "--embedder",
+            "hash",
+            "--index-dir",
+            str(tmp_path / "idx"),
+            "--json",
+        ]
+    )
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     assert set(doc["arms"]) == {"bm25", "dense", "hybrid"}

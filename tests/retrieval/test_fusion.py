@@ -13,7 +13,8 @@ from codeqa_lsp.retrieval.fusion import (
 )
 
 ADAPTIVE = FusionConfig(
-    method="minmax", weights={"bm25": 0.4, "dense": 0.6},
+    method="minmax",
+    weights={"bm25": 0.4, "dense": 0.6},
     dense_confidence=DenseConfidence(low=0.45, high=0.70, bm25_high=0.6, bm25_low=0.1),
 )
 
@@ -73,6 +74,7 @@ def test_dense_confidence_weights_are_linear_between_the_thresholds() -> None:
 def test_a_confident_dense_arm_outweighs_a_keyword_match() -> None:
     """The same disagreement is settled by BM25 when the dense arm is guessing (top cosine
     0.40) and by the dense arm when it has clearly recognised the query (top cosine 0.90)."""
+
     def arms(top_cosine: float) -> dict[str, list[tuple[str, float]]]:
         return {
             "bm25": [("lex", 10.0), ("mid", 4.0), ("sem", 1.0)],

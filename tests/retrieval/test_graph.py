@@ -65,6 +65,7 @@ def test_search_lifts_the_neighbours_of_a_named_definition(
     indexer = make_indexer(tmp_path)
     searcher = HybridSearcher(indexer, indexer.settings)
     try:
+
         def score_of(symbol: str) -> float:
             hits = searcher.search("what happens after save_record is called", top_k=20).hits
             return next(h.score for h in hits if h.chunk.symbol == symbol)

@@ -93,14 +93,14 @@ def test_adding_quantities_converts_units():
     """Adding quantities converts units: quantity conversion of the right operand."""
     assert True
 ''',
-    "LICENSE": '''
+    "LICENSE": """
 Permission is hereby granted, free of charge, to any person obtaining a copy of this
 software and associated documentation files, to deal in the Software without restriction,
 including without limitation the rights to use, copy, modify, merge, publish, distribute,
 sublicense. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND. Database
 connection pooling, postgres drivers and migrations are not covered.
-''',
-    ".github/workflows/ci.yml": '''
+""",
+    ".github/workflows/ci.yml": """
 name: postgres database tests
 on: [push]
 jobs:
@@ -110,10 +110,10 @@ jobs:
         image: postgres
     steps:
       - run: connect to the postgres database and run migrations
-''',
+""",
 }
 
-ISSUE = '''Adding quantities with incompatible units gives a confusing error
+ISSUE = """Adding quantities with incompatible units gives a confusing error
 
 I have two measurements from a sensor log and I want to add them up, but the call
 fails with an error that does not tell me what is wrong. I would expect either a clear
@@ -138,7 +138,7 @@ Traceback (most recent call last):
   File "/usr/lib/python3.11/site-packages/pkg/units/core.py", line 13, in scale_to
     raise UnitConversionError(self.name, other.name)
 pkg.units.core.UnitConversionError: ('metre', 'second')
-'''
+"""
 
 
 @pytest.fixture
@@ -210,7 +210,9 @@ def test_salient_terms_keep_rare_code_terms_and_drop_unknown_ones() -> None:
 
 
 def test_license_and_ci_matches_are_not_confident(searcher: HybridSearcher) -> None:
-    response = searcher.search("how does this project connect to the postgres database and run migrations?")
+    response = searcher.search(
+        "how does this project connect to the postgres database and run migrations?"
+    )
     assert response.hits  # search still returns its best candidates
     assert not response.confident
     assert "not code" in response.reason or "floor" in response.reason
@@ -231,7 +233,10 @@ def test_tests_rank_below_the_code_unless_asked(searcher: HybridSearcher) -> Non
 
 def test_file_table_follows_edits_and_deletes(searcher: HybridSearcher) -> None:
     indexer = searcher.indexer
-    assert [p for p, _ in indexer.file_bm25(["delimiter"], 5)][:1] in (["pkg/io/reader.py"], ["pkg/io/writer.py"])
+    assert [p for p, _ in indexer.file_bm25(["delimiter"], 5)][:1] in (
+        ["pkg/io/reader.py"],
+        ["pkg/io/writer.py"],
+    )
     (indexer.root / "pkg/io/writer.py").write_text("def flush_buffers():\n    return None\n")
     indexer.update_file("pkg/io/writer.py")
     assert "pkg/io/writer.py" not in [p for p, _ in indexer.file_bm25(["delimiter"], 5)]

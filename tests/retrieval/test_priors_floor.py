@@ -10,8 +10,17 @@ from codeqa_lsp.retrieval.priors import QueryPriors, path_kind
 
 
 def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f") -> Chunk:
-    return Chunk(path=path, symbol=symbol, kind="function", language="python", start_line=1,
-                 end_line=2, start_byte=0, end_byte=len(text), text=text)
+    return Chunk(
+        path=path,
+        symbol=symbol,
+        kind="function",
+        language="python",
+        start_line=1,
+        end_line=2,
+        start_byte=0,
+        end_byte=len(text),
+        text=text,
+    )
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,9 @@ def test_navigation_versus_question() -> None:
     assert analyze("where is parse_args").is_navigation
     assert analyze("Session.send").is_navigation
     assert analyze("where is `handle` defined?").identifiers == ("handle",)
-    question = analyze("How does UsageError.show print the usage line and the help hint before the error?")
+    question = analyze(
+        "How does UsageError.show print the usage line and the help hint before the error?"
+    )
     assert question.identifiers == ("UsageError.show",)
     assert not question.is_navigation
     assert not analyze("how does the router handle errors").identifiers

@@ -15,7 +15,7 @@ def read_config_file(path):
         return dict(line.split("=", 1) for line in handle if "=" in line)
 '''
 
-MANY_FUNCTIONS = '''
+MANY_FUNCTIONS = """
 def parse_line(line):
     return line.split("=", 1)
 
@@ -37,7 +37,7 @@ def load_all(paths):
             pairs = [parse_line(line) for line in strip_comments(handle.readlines())]
         settings = merge_settings(settings, dict(pairs))
     return settings
-'''
+"""
 
 
 def test_a_one_definition_file_has_no_rest_and_a_module_of_many_keeps_most(tmp_path: Path) -> None:
@@ -52,8 +52,10 @@ def test_a_one_definition_file_has_no_rest_and_a_module_of_many_keeps_most(tmp_p
         sizes = indexer.file_sizes(["single.py", "many.py", "absent.py"])
     finally:
         indexer.close()
-    assert sizes == {"single.py": len(ONE_FUNCTION.lstrip().encode()),
-                     "many.py": len(MANY_FUNCTIONS.lstrip().encode())}
+    assert sizes == {
+        "single.py": len(ONE_FUNCTION.lstrip().encode()),
+        "many.py": len(MANY_FUNCTIONS.lstrip().encode()),
+    }
     rest = rest_of_files([(c, 1.0) for c in chunks], sizes)
     # The whole-file score of single.py is read_config_file's own score: nothing to add.
     assert rest["single.py"] < 0.05

@@ -77,7 +77,7 @@ def retry_with_backoff(call, attempts=3, base_delay=0.5):
             time.sleep(base_delay * 2 ** attempt)
     return call()
 ''',
-    "web/router.js": '''
+    "web/router.js": """
 /** Match an incoming request path against the registered routes. */
 function matchRoute(routes, path) {
   for (const route of routes) {
@@ -95,7 +95,7 @@ function sendJson(res, body) {
 }
 
 module.exports = { matchRoute, sendJson };
-''',
+""",
 }
 
 
@@ -164,7 +164,9 @@ def test_exact_symbol_fast_path_ranks_the_definition_first(searcher: HybridSearc
 
 
 def test_filters_language_path_and_kind(searcher: HybridSearcher) -> None:
-    js_only = searcher.search("send a response", top_k=10, filters=SearchFilters(languages=("javascript",)))
+    js_only = searcher.search(
+        "send a response", top_k=10, filters=SearchFilters(languages=("javascript",))
+    )
     assert js_only.hits and {h.chunk.language for h in js_only.hits} == {"javascript"}
     under_app = searcher.search("send", top_k=10, filters=SearchFilters(path_globs=("app/",)))
     assert under_app.hits and all(h.chunk.path.startswith("app/") for h in under_app.hits)
@@ -201,8 +203,10 @@ def test_progressive_keyword_search_before_any_embedding(tmp_path: Path) -> None
     thread.start()
     try:
         settings = Settings(
-            embedder="openai", embedding_base_url=f"http://127.0.0.1:{server.server_port}/v1",
-            index_dir=str(tmp_path / "index"), max_retries=0,
+            embedder="openai",
+            embedding_base_url=f"http://127.0.0.1:{server.server_port}/v1",
+            index_dir=str(tmp_path / "index"),
+            max_retries=0,
         )
         searcher = _open(_write_repo(tmp_path / "repo"), settings)
         try:

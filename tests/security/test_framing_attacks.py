@@ -51,8 +51,14 @@ async def test_huge_content_length_is_refused_and_the_server_lives(client: RawCl
 
 async def test_oversized_body_is_skipped_and_the_next_message_is_read(client: RawClient) -> None:
     error = client.expect_null_id()
-    body = json.dumps({"jsonrpc": "2.0", "id": 999, "method": "workspace/symbol",
-                       "params": {"query": "x" * 200_000}}).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 999,
+            "method": "workspace/symbol",
+            "params": {"query": "x" * 200_000},
+        }
+    ).encode()
     client.send_bytes(body)
     reply = await asyncio.wait_for(error, HANG_GUARD)
     assert reply["error"]["code"] == -32600
@@ -60,8 +66,15 @@ async def test_oversized_body_is_skipped_and_the_next_message_is_read(client: Ra
     assert "result" in await _ping(client)
 
 
-@pytest.mark.parametrize("header", [b"Content-Length: -5", b"Content-Length: abc",
-                                    b"Content-Length: 1e3", b"Content-Type: application/json"])
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"Content-Length: -5",
+        b"Content-Length: abc",
+        b"Content-Length: 1e3",
+        b"Content-Type: application/json",
+    ],
+)
 async def test_bad_or_missing_length_is_answered_and_the_reader_resynchronises(
     client: RawClient, header: bytes
 ) -> None:
@@ -95,8 +108,11 @@ async def test_endless_header_line_does_not_grow_memory(client: RawClient) -> No
 
 async def test_internal_errors_carry_no_traceback(client: RawClient) -> None:
     reply = await asyncio.wait_for(
-        client.request("workspace/executeCommand", {"command": "codeqa.search", "arguments": [{"query": 5}]}),
-        HANG_GUARD)
+        client.request(
+            "workspace/executeCommand", {"command": "codeqa.search", "arguments": [{"query": 5}]}
+        ),
+        HANG_GUARD,
+    )
     assert "error" in reply
     assert "Traceback" not in json.dumps(reply)
-    assert "File \"" not in json.dumps(reply)
+    assert 'File "' not in json.dumps(reply)

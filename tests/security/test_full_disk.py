@@ -25,7 +25,9 @@ CODE = "import sys; from codeqa_lsp.cli import main; sys.exit(main(sys.argv[1:])
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", CODE, *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", CODE, *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def fill(mount: Path, leave_kb: int = 0) -> Path:
@@ -54,7 +56,9 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("mounting a small tmpfs needs root")
     mount = tmp_path / "mnt"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
@@ -64,7 +68,9 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("leave_kb", [0, 120], ids=["full-before-the-run", "fills-during-the-run"])
-def test_full_disk_keeps_the_previous_index_and_recovers(small_tmpfs: Path, tmp_path: Path, leave_kb: int) -> None:
+def test_full_disk_keeps_the_previous_index_and_recovers(
+    small_tmpfs: Path, tmp_path: Path, leave_kb: int
+) -> None:
     root = tmp_path / "ws"
     shutil.copytree(PACKAGE / "chunking", root / "chunking")
     store = ["--embedder", "hash", "--index-dir", str(small_tmpfs / "idx")]
@@ -77,7 +83,10 @@ def test_full_disk_keeps_the_previous_index_and_recovers(small_tmpfs: Path, tmp_
     assert_one_line_error(failed)
 
     # The previous index: still searchable, still answering, while the disk is full.
-    for args in (("search", "secret_content_rule"), ("ask", "where is secret_content_rule defined?")):
+    for args in (
+        ("search", "secret_content_rule"),
+        ("ask", "where is secret_content_rule defined?"),
+    ):
         result = cli(*args, "--root", str(root), *store)
         assert result.returncode == 0, result.stderr
         assert "secret_rules.py" in result.stdout and "Traceback" not in result.stderr
@@ -101,7 +110,9 @@ def test_read_only_index_file_is_searched_not_rebuilt(tmp_path: Path) -> None:
     size = db.stat().st_size
     if os.geteuid() == 0:
         # root ignores file modes; a read-only bind of the folder is what a user would hit.
-        done = subprocess.run(["mount", "--bind", "-o", "ro", str(index_dir), str(index_dir)], capture_output=True)
+        done = subprocess.run(
+            ["mount", "--bind", "-o", "ro", str(index_dir), str(index_dir)], capture_output=True
+        )
         if done.returncode != 0:
             pytest.skip("cannot make a read-only bind mount here")
         subprocess.run(["mount", "-o", "remount,ro,bind", str(index_dir)], check=False)

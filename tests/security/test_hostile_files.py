@@ -65,19 +65,35 @@ def test_reads_outside_the_root_are_refused(tmp_path: Path) -> None:
 async def test_ask_and_shutdown_survive_fifo_and_dev_zero_swaps(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "ws")
     async with served(tmp_path, root, {"embedder": "hash"}) as server:
-        first = await server.command("codeqa.ask", {"question": "how are settings loaded by load_settings?"})
+        first = await server.command(
+            "codeqa.ask", {"question": "how are settings loaded by load_settings?"}
+        )
         cited = {c["path"] for c in first["citations"]}
         assert "app/config.py" in cited
         os.remove(root / "app" / "config.py")
         os.mkfifo(root / "app" / "config.py")
-        fifo = await server.command("codeqa.ask", {"question": "how are settings loaded by load_settings?"})
+        fifo = await server.command(
+            "codeqa.ask", {"question": "how are settings loaded by load_settings?"}
+        )
         assert "app/config.py" not in {c["path"] for c in fifo["citations"]}  # gone, not hung
         os.remove(root / "app" / "config.py")
         (root / "app" / "config.py").symlink_to("/dev/zero")
-        zero = await asyncio.wait_for(server.client.command("codeqa.explain", {
-            "uri": (root / "app" / "config.py").as_uri(), "position": {"line": 8, "character": 4}}), HANG_GUARD)
-        assert "outside" in str(zero) or "not a file in an open workspace" in str(zero)  # refused, answered
-        again = await server.command("codeqa.ask", {"question": "how are settings loaded by load_settings?"})
+        zero = await asyncio.wait_for(
+            server.client.command(
+                "codeqa.explain",
+                {
+                    "uri": (root / "app" / "config.py").as_uri(),
+                    "position": {"line": 8, "character": 4},
+                },
+            ),
+            HANG_GUARD,
+        )
+        assert "outside" in str(zero) or "not a file in an open workspace" in str(
+            zero
+        )  # refused, answered
+        again = await server.command(
+            "codeqa.ask", {"question": "how are settings loaded by load_settings?"}
+        )
         assert "app/config.py" not in {c["path"] for c in again["citations"]}
     # `served` asserts the server shut down and exited 0: shutdown did not hang on the FIFO.
 
@@ -88,11 +104,20 @@ async def test_hover_and_lens_outside_the_workspace_read_nothing(tmp_path: Path)
     outside.parent.mkdir()
     outside.write_text('def private_marker_function():\n    return "PRIVATE-CONTENT-42"\n')
     async with served(tmp_path, root, {"embedder": "hash"}) as server:
-        hover = await server.result("textDocument/hover", {
-            "textDocument": {"uri": outside.as_uri()}, "position": {"line": 0, "character": 6}})
-        lenses = await server.result("textDocument/codeLens", {"textDocument": {"uri": outside.as_uri()}})
-        etc = await server.result("textDocument/hover", {
-            "textDocument": {"uri": "file:///etc/passwd"}, "position": {"line": 0, "character": 1}})
+        hover = await server.result(
+            "textDocument/hover",
+            {"textDocument": {"uri": outside.as_uri()}, "position": {"line": 0, "character": 6}},
+        )
+        lenses = await server.result(
+            "textDocument/codeLens", {"textDocument": {"uri": outside.as_uri()}}
+        )
+        etc = await server.result(
+            "textDocument/hover",
+            {
+                "textDocument": {"uri": "file:///etc/passwd"},
+                "position": {"line": 0, "character": 1},
+            },
+        )
     assert hover is None or "private_marker_function" not in str(hover)
     assert lenses == [] or lenses is None
     assert etc is None or "root:" not in str(etc)
@@ -105,13 +130,22 @@ async def test_explain_refuses_what_the_scanner_would_not_index(
     root = make_workspace(tmp_path / "ws")
     target = root / rel
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text('def hidden_hook():\n    """Runs after checkout."""\n    return "HOOK-BODY-77"\n')
+    target.write_text(
+        'def hidden_hook():\n    """Runs after checkout."""\n    return "HOOK-BODY-77"\n'
+    )
     fake_llm.default_reply = Reply("It runs a hook [1].")
-    options = {"embedder": "hash", "provider": "openai", "model": "gpt-test", "exclude": ["vendor/**"],
-               "baseUrl": fake_llm.openai_url, "apiKey": "sk-test-explain-refuse-0000"}
+    options = {
+        "embedder": "hash",
+        "provider": "openai",
+        "model": "gpt-test",
+        "exclude": ["vendor/**"],
+        "baseUrl": fake_llm.openai_url,
+        "apiKey": "sk-test-explain-refuse-0000",
+    }
     async with served(tmp_path, root, options) as server:
-        refused = await server.command("codeqa.explain", {
-            "uri": target.as_uri(), "position": {"line": 1, "character": 4}})
+        refused = await server.command(
+            "codeqa.explain", {"uri": target.as_uri(), "position": {"line": 1, "character": 4}}
+        )
     assert "not part of the indexed workspace" in refused["answer"], refused
     assert "HOOK-BODY-77" not in fake_llm.all_bodies_text()
     assert not fake_llm.requests_to("chat")
@@ -120,14 +154,18 @@ async def test_explain_refuses_what_the_scanner_would_not_index(
 def test_backslash_names_and_utf16_files_are_indexed(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "ws")
     (root / "odd\\name.py").write_text("def backslash_named_helper():\n    return 1\n")
-    (root / "win.py").write_bytes("\ufeffdef utf_sixteen_helper():\n    return 'é'\n".encode("utf-16"))
+    (root / "win.py").write_bytes(
+        "\ufeffdef utf_sixteen_helper():\n    return 'é'\n".encode("utf-16")
+    )
     workspace = CodeBase(root, Settings(embedder="hash", index_dir=str(tmp_path / "idx")))
     try:
         report = workspace.index()
         assert "vanished" not in report.skipped and "binary" not in report.skipped, report.skipped
         found = {h.chunk.path for h in workspace.search("backslash_named_helper").hits}
         assert "odd\\name.py" in found
-        utf16 = [h.chunk for h in workspace.search("utf_sixteen_helper").hits if h.chunk.path == "win.py"]
+        utf16 = [
+            h.chunk for h in workspace.search("utf_sixteen_helper").hits if h.chunk.path == "win.py"
+        ]
         assert utf16 and "def utf_sixteen_helper" in utf16[0].text
     finally:
         workspace.close()

@@ -33,11 +33,19 @@ def _auth_headers(fake: FakeLLMServer, endpoint: str) -> list[str]:
     return [r.headers.get("authorization", "") for r in fake.requests_to(endpoint)]
 
 
-async def test_workspace_endpoints_never_receive_the_env_key(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+async def test_workspace_endpoints_never_receive_the_env_key(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     fake_llm.default_reply = Reply("Settings are loaded by load_settings [1].")
     root = make_workspace(tmp_path / "ws")
-    options = {"embedder": "openai", "embeddingBaseUrl": fake_llm.openai_url, "minScore": -1.0,
-               "provider": "openai", "model": "gpt-test", "baseUrl": fake_llm.openai_url}
+    options = {
+        "embedder": "openai",
+        "embeddingBaseUrl": fake_llm.openai_url,
+        "minScore": -1.0,
+        "provider": "openai",
+        "model": "gpt-test",
+        "baseUrl": fake_llm.openai_url,
+    }
     async with served(tmp_path, root, options, log_level="debug", log_to_file=True) as server:
         answer = await server.command("codeqa.ask", {"question": "how are settings loaded?"})
         log = server.log()
@@ -48,14 +56,23 @@ async def test_workspace_endpoints_never_receive_the_env_key(tmp_path: Path, fak
     assert ENV_KEY not in log
 
 
-async def test_user_scoped_endpoint_receives_the_env_key(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+async def test_user_scoped_endpoint_receives_the_env_key(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     fake_llm.default_reply = Reply("Settings are loaded by load_settings [1].")
     root = make_workspace(tmp_path / "ws")
-    options = {"embedder": "hash", "provider": "openai", "model": "gpt-test", "minScore": -1.0,
-               "userSettings": {"baseUrl": fake_llm.openai_url}}
+    options = {
+        "embedder": "hash",
+        "provider": "openai",
+        "model": "gpt-test",
+        "minScore": -1.0,
+        "userSettings": {"baseUrl": fake_llm.openai_url},
+    }
     async with served(tmp_path, root, options) as server:
         await server.command("codeqa.ask", {"question": "how are settings loaded?"})
-    assert _auth_headers(fake_llm, "chat") == [f"Bearer {ENV_KEY}"] * len(fake_llm.requests_to("chat"))
+    assert _auth_headers(fake_llm, "chat") == [f"Bearer {ENV_KEY}"] * len(
+        fake_llm.requests_to("chat")
+    )
     assert fake_llm.requests_to("chat")
 
 
@@ -65,12 +82,21 @@ async def test_remote_workspace_endpoint_is_refused(tmp_path: Path) -> None:
     client = await RawClient.start()
     client.config = {"provider": "openai", "baseUrl": "http://203.0.113.9:9/v1"}
     try:
-        await asyncio.wait_for(client.initialize(
-            root, {"embedder": "hash", "minScore": -1.0, "indexDir": str(tmp_path / "index")},
-            capabilities={"workspace": {"configuration": True}, "window": {"workDoneProgress": True}}), GUARD)
+        await asyncio.wait_for(
+            client.initialize(
+                root,
+                {"embedder": "hash", "minScore": -1.0, "indexDir": str(tmp_path / "index")},
+                capabilities={
+                    "workspace": {"configuration": True},
+                    "window": {"workDoneProgress": True},
+                },
+            ),
+            GUARD,
+        )
         await asyncio.wait_for(client.wait_for(lambda: bool(client.progress("end"))), GUARD)
         reply = await asyncio.wait_for(
-            client.command("codeqa.ask", {"question": "how are settings loaded?"}), GUARD)
+            client.command("codeqa.ask", {"question": "how are settings loaded?"}), GUARD
+        )
         result = reply["result"]
         assert result["provider"] == "extractive"
         assert "comes from workspace settings" in (result["error"] or "")

@@ -74,19 +74,28 @@ def test_nested_link_is_not_reassembled() -> None:
 
 
 def test_labels_and_prose_survive() -> None:
-    text = ("Intro with *emphasis*, **strong**, `code` and [the docs](https://example.com) "
-            "and ![a diagram](https://x/y.png).\n\n# Heading\n\n- item one\n- item two\n\n"
-            "```python\nprint('<b>hi</b>')\n```\n\n<b>bold?</b> trailing words")
+    text = (
+        "Intro with *emphasis*, **strong**, `code` and [the docs](https://example.com) "
+        "and ![a diagram](https://x/y.png).\n\n# Heading\n\n- item one\n- item two\n\n"
+        "```python\nprint('<b>hi</b>')\n```\n\n<b>bold?</b> trailing words"
+    )
     out = sanitize_markdown(text)
-    for word in words("Intro emphasis strong code the docs diagram Heading item one two bold trailing words"):
+    for word in words(
+        "Intro emphasis strong code the docs diagram Heading item one two bold trailing words"
+    ):
         assert word in out, word
     assert "print('<b>hi</b>')" in out  # code is code: kept verbatim
-    assert "*emphasis*" in out and "**strong**" in out and "# Heading" in out and "- item one" in out
+    assert (
+        "*emphasis*" in out and "**strong**" in out and "# Heading" in out and "- item one" in out
+    )
     assert active_markup(out) == []
 
 
 def test_markers_stay_markers() -> None:
-    assert sanitize_markdown("It reads the file [1] and retries [2, 3].") == "It reads the file [1] and retries [2, 3]."
+    assert (
+        sanitize_markdown("It reads the file [1] and retries [2, 3].")
+        == "It reads the file [1] and retries [2, 3]."
+    )
 
 
 def test_streamed_previews_are_inert_across_delta_boundaries() -> None:
@@ -99,7 +108,9 @@ def test_streamed_previews_are_inert_across_delta_boundaries() -> None:
     assert active_markup(out) == [], out
 
 
-async def test_injection_never_reaches_answer_popup_or_hover(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+async def test_injection_never_reaches_answer_popup_or_hover(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     root = make_workspace(tmp_path / "ws")
     hostile = " ".join(ATTACKS) + " Settings come from load_settings [1]."
     fake_llm.default_reply = Reply(hostile, deltas=7)
@@ -113,23 +124,47 @@ async def test_injection_never_reaches_answer_popup_or_hover(tmp_path: Path, fak
 
     client.on_server_request = on_request
     try:
-        await asyncio.wait_for(client.initialize(root, {
-            "embedder": "hash", "indexDir": str(tmp_path / "index"), "provider": "openai", "minScore": -1.0,
-            "baseUrl": fake_llm.openai_url, "apiKey": "sk-test-sanitize-000000000", "model": "gpt-test",
-            "hoverExplanations": True,
-        }), GUARD)
+        await asyncio.wait_for(
+            client.initialize(
+                root,
+                {
+                    "embedder": "hash",
+                    "indexDir": str(tmp_path / "index"),
+                    "provider": "openai",
+                    "minScore": -1.0,
+                    "baseUrl": fake_llm.openai_url,
+                    "apiKey": "sk-test-sanitize-000000000",
+                    "model": "gpt-test",
+                    "hoverExplanations": True,
+                },
+            ),
+            GUARD,
+        )
         await asyncio.wait_for(client.wait_for(lambda: bool(client.progress("end"))), GUARD)
-        asked = (await asyncio.wait_for(client.command("codeqa.ask", {"question": "how are settings loaded?"}),
-                                        GUARD))["result"]
+        asked = (
+            await asyncio.wait_for(
+                client.command("codeqa.ask", {"question": "how are settings loaded?"}), GUARD
+            )
+        )["result"]
         config = root / "app" / "config.py"
-        await asyncio.wait_for(client.command(
-            "codeqa.showAnswer", {"uri": config.as_uri(), "position": {"line": 8, "character": 0}}), GUARD)
+        await asyncio.wait_for(
+            client.command(
+                "codeqa.showAnswer",
+                {"uri": config.as_uri(), "position": {"line": 8, "character": 0}},
+            ),
+            GUARD,
+        )
         await asyncio.wait_for(client.wait_for(lambda: bool(popups)), GUARD)
         session = root / "app" / "session.py"
-        hover_params = {"textDocument": {"uri": session.as_uri()}, "position": {"line": 9, "character": 26}}
+        hover_params = {
+            "textDocument": {"uri": session.as_uri()},
+            "position": {"line": 9, "character": 26},
+        }
         hover_text = ""
         while "Explanation" not in hover_text:
-            hover = await asyncio.wait_for(client.request("textDocument/hover", hover_params), GUARD)
+            hover = await asyncio.wait_for(
+                client.request("textDocument/hover", hover_params), GUARD
+            )
             hover_text = hover["result"]["contents"]["value"]
             await asyncio.sleep(0.05)
     finally:
@@ -138,13 +173,17 @@ async def test_injection_never_reaches_answer_popup_or_hover(tmp_path: Path, fak
     assert asked["provider"] == "openai", asked
     answer = asked["answer"]
     links = [a for a in active_markup(answer) if a.startswith("link_open")]
-    assert links and all("file://" in link and "#L" in link and "/etc/" not in link for link in links), links
+    assert links and all(
+        "file://" in link and "#L" in link and "/etc/" not in link for link in links
+    ), links
     assert [a for a in active_markup(answer) if not a.startswith("link_open")] == []
     assert "Settings come from load_settings" in answer
     for popup in popups:
         assert "onerror" not in popup["message"] or "\\<img" in popup["message"]
         assert active_markup(popup["message"]) == []
-    deltas = "".join(n["params"]["text"] for n in client.notifications if n["method"] == "codeqa/answerDelta")
+    deltas = "".join(
+        n["params"]["text"] for n in client.notifications if n["method"] == "codeqa/answerDelta"
+    )
     assert deltas and active_markup(deltas) == []
     hover_links = [a for a in active_markup(hover_text) if a.startswith("link_open")]
     assert all("file://" in link for link in hover_links)

@@ -23,8 +23,10 @@ from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.reliability.harness import served
 from tests.server.workspace import make_workspace
 
-JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
-       ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
 DB_PASSWORD = "Zq8-rT3vPw9xLm2"
 SLACK = "xoxb-2384729384-2384729384729-Qa8Zr3Tb7Yc1Ud5We9Xf"
 STRIPE = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
@@ -47,9 +49,18 @@ SAMPLES = {
     "private-key": f"-----BEGIN RSA PRIVATE KEY-----\n{PRIVATE_BODY}\n-----END RSA PRIVATE KEY-----",
     "assigned-secret": f'smtp_password = "{ASSIGNED}"',
 }
-SECRETS = {"jwt": JWT, "url-credentials": DB_PASSWORD, "slack-token": SLACK, "stripe-key": STRIPE,
-           "gcp-api-key": GCP, "azure-storage-key": AZURE, "github-token": GITHUB_PAT,
-           "aws-access-key": AWS_SESSION, "private-key": PRIVATE_BODY, "assigned-secret": ASSIGNED}
+SECRETS = {
+    "jwt": JWT,
+    "url-credentials": DB_PASSWORD,
+    "slack-token": SLACK,
+    "stripe-key": STRIPE,
+    "gcp-api-key": GCP,
+    "azure-storage-key": AZURE,
+    "github-token": GITHUB_PAT,
+    "aws-access-key": AWS_SESSION,
+    "private-key": PRIVATE_BODY,
+    "assigned-secret": ASSIGNED,
+}
 
 ORDINARY_CODE = [
     'password = request.form["password"]',
@@ -59,7 +70,7 @@ ORDINARY_CODE = [
     'if password == "":',
     "secret_key = settings.SECRET_KEY",
     'url = "https://example.com/api/v1/items"',
-    'PASSWORD_MIN_LENGTH = 12',
+    "PASSWORD_MIN_LENGTH = 12",
     'api_key = "changeme"',
 ]
 
@@ -83,7 +94,10 @@ def test_the_table_is_the_only_list() -> None:
 
 
 def test_redaction_keeps_context() -> None:
-    assert redact(SAMPLES["url-credentials"]) == 'DATABASE_URL = "postgres://app:[REDACTED]@db.internal:5432/shop"'
+    assert (
+        redact(SAMPLES["url-credentials"])
+        == 'DATABASE_URL = "postgres://app:[REDACTED]@db.internal:5432/shop"'
+    )
 
 
 @pytest.mark.parametrize("line", ORDINARY_CODE)
@@ -100,11 +114,19 @@ def test_lower_confidence_shapes_do_not_drop_files() -> None:
 
 def test_api_key_of_the_wrong_type_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
     key = "cq-live-9d1e-WRONGTYPE-77ab"
-    _settings, problems = Settings.from_wire({"apiKey": [key], "baseUrl": f"https://user:{key}@gw.example/v1"})
+    _settings, problems = Settings.from_wire(
+        {"apiKey": [key], "baseUrl": f"https://user:{key}@gw.example/v1"}
+    )
     assert problems and key not in " ".join(problems)
-    record = logging.LogRecord("httpx", logging.INFO, __file__, 1,
-                               "HTTP Request: POST %s \"HTTP/1.1 200 OK\"",
-                               (f"https://{key}@gw.example/v1/chat/completions",), None)
+    record = logging.LogRecord(
+        "httpx",
+        logging.INFO,
+        __file__,
+        1,
+        'HTTP Request: POST %s "HTTP/1.1 200 OK"',
+        (f"https://{key}@gw.example/v1/chat/completions",),
+        None,
+    )
     RedactingFilter().filter(record)
     assert key not in record.getMessage()
 
@@ -112,34 +134,58 @@ def test_api_key_of_the_wrong_type_is_not_logged(caplog: pytest.LogCaptureFixtur
 # These keep a whole file out of the index (tests/reliability/test_secrets_e2e.py); here they
 # travel in the question instead, which only the prompt redactor can stop.
 HIGH_CONFIDENCE = ("github-token", "aws-access-key", "private-key")
-SETTINGS_PY = "\n".join([
-    '"""Runtime settings for the shop service."""',
-    "",
-    *[line for shape, line in SAMPLES.items() if shape not in HIGH_CONFIDENCE],
-    "",
-    "",
-    "def database_url():",
-    '    """Where the shop database lives (used by load_settings)."""',
-    "    return DATABASE_URL",
-    "",
-])
+SETTINGS_PY = "\n".join(
+    [
+        '"""Runtime settings for the shop service."""',
+        "",
+        *[line for shape, line in SAMPLES.items() if shape not in HIGH_CONFIDENCE],
+        "",
+        "",
+        "def database_url():",
+        '    """Where the shop database lives (used by load_settings)."""',
+        "    return DATABASE_URL",
+        "",
+    ]
+)
 
 
 async def test_no_secret_shape_leaves_the_machine(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     root = make_workspace(tmp_path / "ws")
     (root / "app" / "shop_settings.py").write_text(SETTINGS_PY)
     fake_llm.default_reply = Reply("The database URL is DATABASE_URL [1].")
-    options = {"embedder": "openai", "embeddingBaseUrl": fake_llm.openai_url, "embeddingDimensions": 64,
-               "provider": "openai", "model": "gpt-test", "baseUrl": fake_llm.openai_url,
-               "apiKey": "cq-test-key-00000000001", "minScore": -1.0}
+    options = {
+        "embedder": "openai",
+        "embeddingBaseUrl": fake_llm.openai_url,
+        "embeddingDimensions": 64,
+        "provider": "openai",
+        "model": "gpt-test",
+        "baseUrl": fake_llm.openai_url,
+        "apiKey": "cq-test-key-00000000001",
+        "minScore": -1.0,
+    }
     async with served(tmp_path, root, options, log_level="debug", log_to_file=True) as server:
         status = await server.settled()
         assert "secret-content" not in status["skipped"]  # indexed, and redacted on the way out
-        answers = [await server.command("codeqa.ask", {"question": q}) for q in (
-            "where is the database url and password configured?", "what is the slack token used for?",
-            "is " + " or ".join(SAMPLES[s] for s in HIGH_CONFIDENCE) + " still valid?")]
-        answers.append(await server.command("codeqa.explain", {
-            "uri": (root / "app" / "shop_settings.py").as_uri(), "position": {"line": SETTINGS_PY.splitlines().index("def database_url():"), "character": 6}}))
+        answers = [
+            await server.command("codeqa.ask", {"question": q})
+            for q in (
+                "where is the database url and password configured?",
+                "what is the slack token used for?",
+                "is " + " or ".join(SAMPLES[s] for s in HIGH_CONFIDENCE) + " still valid?",
+            )
+        ]
+        answers.append(
+            await server.command(
+                "codeqa.explain",
+                {
+                    "uri": (root / "app" / "shop_settings.py").as_uri(),
+                    "position": {
+                        "line": SETTINGS_PY.splitlines().index("def database_url():"),
+                        "character": 6,
+                    },
+                },
+            )
+        )
         log = server.log()
     embeddings, chats = fake_llm.requests_to("embeddings"), fake_llm.requests_to("chat")
     assert embeddings and chats
@@ -155,5 +201,9 @@ def test_key_in_base_url_userinfo_is_not_in_the_logged_endpoint() -> None:
     from codeqa_lsp.answering.providers.openai_provider import OpenAIProvider
 
     key = "cq-userinfo-key-5521-abcdef"
-    provider = OpenAIProvider(Settings(provider="openai", base_url=f"https://user:{key}@gw.example/v1"))
-    assert key not in provider.endpoint and provider.endpoint.endswith("@gw.example/v1/chat/completions")
+    provider = OpenAIProvider(
+        Settings(provider="openai", base_url=f"https://user:{key}@gw.example/v1")
+    )
+    assert key not in provider.endpoint and provider.endpoint.endswith(
+        "@gw.example/v1/chat/completions"
+    )

@@ -12,8 +12,12 @@ import pytest
 from codeqa_lsp.config import PROVENANCE_FIELDS, SETTINGS, USER_ONLY_FIELDS
 from codeqa_lsp.server.app import CodeQAServer
 
-VALUES = {"store": "postgresql://reader@db.example/codeqa", "base_url": "https://api.example/v1",
-          "embedding_base_url": "https://emb.example/v1", "api_key": "sk-test-123"}
+VALUES = {
+    "store": "postgresql://reader@db.example/codeqa",
+    "base_url": "https://api.example/v1",
+    "embedding_base_url": "https://emb.example/v1",
+    "api_key": "sk-test-123",
+}
 
 
 def server_with(init_options: dict[str, object]) -> CodeQAServer:

@@ -13,7 +13,9 @@ from codeqa_lsp.server.app import CodeQAServer
 URL = "postgresql://reader@db.example/codeqa"
 
 
-def server_with(init_options: dict[str, object], pulled: dict[str, object] | None = None) -> tuple[CodeQAServer, list[str]]:
+def server_with(
+    init_options: dict[str, object], pulled: dict[str, object] | None = None
+) -> tuple[CodeQAServer, list[str]]:
     server = CodeQAServer()
     shown: list[str] = []
     server.warn = shown.append  # type: ignore[method-assign]

@@ -97,8 +97,11 @@ def _read(sock: socket.socket) -> dict | None:
             return None
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
-                 .split(b":")[1])
+    length = int(
+        next(
+            line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+        ).split(b":")[1]
+    )
     while len(body) < length:
         body += sock.recv(65536)
     return json.loads(body[:length])
@@ -121,9 +124,20 @@ def tcp_server(tmp_path: Path) -> Iterator[tuple[int, Path, Path]]:
     port = _free_port()
     token_file = tmp_path / "lsp.token"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "codeqa_lsp", "--tcp", f"127.0.0.1:{port}", "--token-file", str(token_file),
-         "--log-level", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ},
+        [
+            sys.executable,
+            "-m",
+            "codeqa_lsp",
+            "--tcp",
+            f"127.0.0.1:{port}",
+            "--token-file",
+            str(token_file),
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ},
     )
     deadline = time.monotonic() + HANG_GUARD
     while time.monotonic() < deadline:
@@ -140,36 +154,80 @@ def tcp_server(tmp_path: Path) -> Iterator[tuple[int, Path, Path]]:
         proc.wait()
 
 
-def test_token_file_is_private_and_a_bad_token_is_refused(tcp_server: tuple[int, Path, Path]) -> None:
+def test_token_file_is_private_and_a_bad_token_is_refused(
+    tcp_server: tuple[int, Path, Path],
+) -> None:
     port, token_file, root = tcp_server
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     with socket.create_connection(("127.0.0.1", port)) as sock:
-        sock.sendall(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": root.as_uri(), "capabilities": {},
-            "initializationOptions": {**HASH_OPTIONS, "authToken": "x" * 43}}}))
+        sock.sendall(
+            _frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "processId": None,
+                        "rootUri": root.as_uri(),
+                        "capabilities": {},
+                        "initializationOptions": {**HASH_OPTIONS, "authToken": "x" * 43},
+                    },
+                }
+            )
+        )
         reply = _read(sock)
         assert reply is not None and reply["error"]["code"] == -32001
         assert _read(sock) is None  # closed
 
 
-def test_authenticated_client_is_served_and_a_second_one_refused(tcp_server: tuple[int, Path, Path]) -> None:
+def test_authenticated_client_is_served_and_a_second_one_refused(
+    tcp_server: tuple[int, Path, Path],
+) -> None:
     port, token_file, root = tcp_server
     token = token_file.read_text().strip()
     with socket.create_connection(("127.0.0.1", port)) as editor:
-        editor.sendall(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": root.as_uri(), "capabilities": {},
-            "initializationOptions": {**HASH_OPTIONS, "authToken": token}}}))
+        editor.sendall(
+            _frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "processId": None,
+                        "rootUri": root.as_uri(),
+                        "capabilities": {},
+                        "initializationOptions": {**HASH_OPTIONS, "authToken": token},
+                    },
+                }
+            )
+        )
         assert "capabilities" in _read_response(editor, 1)["result"]
         editor.sendall(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         # A second client, even one that knows the token, cannot take the session over.
         with socket.create_connection(("127.0.0.1", port)) as intruder:
-            intruder.sendall(_frame({"jsonrpc": "2.0", "id": 7, "method": "workspace/executeCommand",
-                                     "params": {"command": "codeqa.search", "arguments": [{"query": "cart"}]}}))
+            intruder.sendall(
+                _frame(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 7,
+                        "method": "workspace/executeCommand",
+                        "params": {"command": "codeqa.search", "arguments": [{"query": "cart"}]},
+                    }
+                )
+            )
             refused = _read(intruder)
             assert refused is not None and "already serves a client" in refused["error"]["message"]
             assert _read(intruder) is None
-        editor.sendall(_frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol",
-                               "params": {"query": "cart"}}))
+        editor.sendall(
+            _frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "workspace/symbol",
+                    "params": {"query": "cart"},
+                }
+            )
+        )
         assert "result" in _read_response(editor, 2)
 
 
@@ -182,16 +240,24 @@ def second_user() -> Iterator[str]:
     try:
         pwd.getpwnam(ATTACKER)
     except KeyError:
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", ATTACKER], check=True)
+        subprocess.run(
+            ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", ATTACKER], check=True
+        )
     yield ATTACKER
 
 
-def test_another_os_user_gets_nothing(second_user: str, tcp_server: tuple[int, Path, Path], tmp_path: Path) -> None:
+def test_another_os_user_gets_nothing(
+    second_user: str, tcp_server: tuple[int, Path, Path], tmp_path: Path
+) -> None:
     port, token_file, root = tcp_server
     python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
     result = subprocess.run(
         [python, "-c", ATTACK_SCRIPT, str(port), str(root), str(token_file)],
-        user=second_user, capture_output=True, text=True, timeout=HANG_GUARD, cwd="/",
+        user=second_user,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        cwd="/",
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
@@ -209,9 +275,21 @@ def test_a_connection_that_never_authenticates_is_closed(tmp_path: Path) -> None
     port = _free_port()
     token_file = tmp_path / "lsp.token"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "codeqa_lsp", "--tcp", f"127.0.0.1:{port}", "--token-file", str(token_file),
-         "--auth-timeout", "0.5", "--log-level", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "codeqa_lsp",
+            "--tcp",
+            f"127.0.0.1:{port}",
+            "--token-file",
+            str(token_file),
+            "--auth-timeout",
+            "0.5",
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + HANG_GUARD
@@ -230,14 +308,34 @@ def test_a_connection_that_never_authenticates_is_closed(tmp_path: Path) -> None
             sock.close()
         token = token_file.read_text().strip()
         with socket.create_connection(("127.0.0.1", port)) as editor:
-            editor.sendall(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "processId": None, "rootUri": root.as_uri(), "capabilities": {},
-                "initializationOptions": {**HASH_OPTIONS, "authToken": token}}}))
+            editor.sendall(
+                _frame(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "initialize",
+                        "params": {
+                            "processId": None,
+                            "rootUri": root.as_uri(),
+                            "capabilities": {},
+                            "initializationOptions": {**HASH_OPTIONS, "authToken": token},
+                        },
+                    }
+                )
+            )
             assert "capabilities" in _read_response(editor, 1)["result"]
             time.sleep(1.0)  # past the auth timeout: an authenticated session stays open
             editor.sendall(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-            editor.sendall(_frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol",
-                                   "params": {"query": "cart"}}))
+            editor.sendall(
+                _frame(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 2,
+                        "method": "workspace/symbol",
+                        "params": {"query": "cart"},
+                    }
+                )
+            )
             assert "result" in _read_response(editor, 2)
     finally:
         proc.kill()

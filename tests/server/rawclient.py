@@ -37,12 +37,19 @@ class RawClient:
 
     @classmethod
     async def start(
-        cls, env: dict[str, str] | None = None, cwd: Path | None = None, args: list[str] | None = None
+        cls,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        args: list[str] | None = None,
     ) -> RawClient:
         proc = await asyncio.create_subprocess_exec(
-            *SERVER_CMD, *(args or []),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, env={**os.environ, **(env or {})}, cwd=cwd,
+            *SERVER_CMD,
+            *(args or []),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
             limit=64 * 1024 * 1024,
         )
         return cls(proc)
@@ -89,10 +96,15 @@ class RawClient:
         self.send(message)
 
     async def command(self, name: str, *arguments: Any) -> dict[str, Any]:
-        return await self.request("workspace/executeCommand", {"command": name, "arguments": list(arguments)})
+        return await self.request(
+            "workspace/executeCommand", {"command": name, "arguments": list(arguments)}
+        )
 
     async def initialize(
-        self, root: Path, options: Any, capabilities: dict[str, Any] | None = None,
+        self,
+        root: Path,
+        options: Any,
+        capabilities: dict[str, Any] | None = None,
         extra_roots: tuple[Path, ...] = (),
     ) -> dict[str, Any]:
         response = await self.request(
@@ -100,7 +112,9 @@ class RawClient:
             {
                 "processId": os.getpid(),
                 "rootUri": root.as_uri(),
-                "workspaceFolders": [{"uri": r.as_uri(), "name": r.name} for r in (root, *extra_roots)],
+                "workspaceFolders": [
+                    {"uri": r.as_uri(), "name": r.name} for r in (root, *extra_roots)
+                ],
                 "capabilities": capabilities or {"window": {"workDoneProgress": True}},
                 "initializationOptions": options,
             },
@@ -147,7 +161,8 @@ class RawClient:
 
     def progress(self, kind: str) -> list[dict[str, Any]]:
         return [
-            n["params"] for n in self.notifications
+            n["params"]
+            for n in self.notifications
             if n["method"] == "$/progress" and n["params"]["value"].get("kind") == kind
         ]
 

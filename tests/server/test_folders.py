@@ -70,7 +70,9 @@ def test_nested_folders_the_innermost_open_one_serves(registry: FolderRegistry, 
     assert top is not None and (top.folder, top.rel) == (outer, "top.py")
 
 
-def test_a_file_outside_every_folder_goes_to_the_first_open_folder(registry: FolderRegistry, tree: Path) -> None:
+def test_a_file_outside_every_folder_goes_to_the_first_open_folder(
+    registry: FolderRegistry, tree: Path
+) -> None:
     first = registry.register(_uri(tree / "outer"), "outer")
     second = registry.register(_uri(tree / "other"), "other")
     assert first is not None and second is not None
@@ -88,7 +90,9 @@ def test_a_file_outside_every_folder_goes_to_the_first_open_folder(registry: Fol
     assert registry.workspace_for("untitled:Untitled-1") is None  # not a local file
 
 
-def test_questions_pick_a_folder_by_the_glob_head_else_the_first(registry: FolderRegistry, tree: Path) -> None:
+def test_questions_pick_a_folder_by_the_glob_head_else_the_first(
+    registry: FolderRegistry, tree: Path
+) -> None:
     first = registry.register(_uri(tree / "outer"), "outer")
     second = registry.register(_uri(tree / "other"), "other")
     assert first is not None and second is not None

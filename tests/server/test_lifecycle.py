@@ -21,8 +21,11 @@ STDLIB = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.v
 
 def copy_stdlib(dst: Path, count: int) -> int:
     files = sorted(
-        p for p in STDLIB.rglob("*.py")
-        if not {"test", "tests", "site-packages", "idlelib"}.intersection(p.relative_to(STDLIB).parts)
+        p
+        for p in STDLIB.rglob("*.py")
+        if not {"test", "tests", "site-packages", "idlelib"}.intersection(
+            p.relative_to(STDLIB).parts
+        )
     )[:count]
     for src in files:
         target = dst / "lib" / src.relative_to(STDLIB)
@@ -32,7 +35,10 @@ def copy_stdlib(dst: Path, count: int) -> int:
 
 
 def hover_params(path: Path, line: int, character: int) -> dict[str, Any]:
-    return {"textDocument": {"uri": path.as_uri()}, "position": {"line": line, "character": character}}
+    return {
+        "textDocument": {"uri": path.as_uri()},
+        "position": {"line": line, "character": character},
+    }
 
 
 async def guarded(awaitable: Any) -> Any:
@@ -52,7 +58,9 @@ async def test_responsive_during_a_large_index_and_saves_are_queued(tmp_path: Pa
         hovers = 0
         live: list[dict[str, Any]] = []
         while not client.progress("end") and hovers < 200:
-            response = await guarded(client.request("textDocument/hover", hover_params(session, 9, 26)))
+            response = await guarded(
+                client.request("textDocument/hover", hover_params(session, 9, 26))
+            )
             assert "result" in response, response
             hovers += 1
             if not client.progress("end"):
@@ -60,18 +68,24 @@ async def test_responsive_during_a_large_index_and_saves_are_queued(tmp_path: Pa
             if hovers == 3:
                 # A save in the middle of the full index: queued, applied after it, not lost.
                 cache = root / "app" / "cache.py"
-                cache.write_text(FIXTURE_FILES["app/cache.py"].replace("def put(", "def store_pelican("))
+                cache.write_text(
+                    FIXTURE_FILES["app/cache.py"].replace("def put(", "def store_pelican(")
+                )
                 client.notify("textDocument/didSave", {"textDocument": {"uri": cache.as_uri()}})
         answered_during_index = hovers if not client.progress("end") else hovers - 1
         assert answered_during_index >= 3
         # The status command shows the running phase with its counts (what the statusline reads).
         phases = [s["progress"] for s in live if s["indexing"] and s["progress"]]
         assert phases and all(
-            p["phase"] in {"scan", "chunk", "embed", "save"} and p["message"] and 0 <= p["percentage"] <= 100
+            p["phase"] in {"scan", "chunk", "embed", "save"}
+            and p["message"]
+            and 0 <= p["percentage"] <= 100
             for p in phases
         ), live
-        assert any(p["phase"] in {"chunk", "embed"} and f"{p['done']}/{p['total']}" in p["message"] for p in phases), [
-            p["message"] for p in phases]
+        assert any(
+            p["phase"] in {"chunk", "embed"} and f"{p['done']}/{p['total']}" in p["message"]
+            for p in phases
+        ), [p["message"] for p in phases]
 
         await guarded(client.wait_for(lambda: bool(client.progress("end"))))
 
@@ -88,7 +102,9 @@ async def test_responsive_during_a_large_index_and_saves_are_queued(tmp_path: Pa
         assert status["files"] == copied + len(FIXTURE_FILES)
 
         # A forced re-index rebuilds the same index.
-        assert (await client.command("codeqa.reindex", {"force": True}))["result"] == {"started": True}
+        assert (await client.command("codeqa.reindex", {"force": True}))["result"] == {
+            "started": True
+        }
         await guarded(client.wait_for(lambda: len(client.progress("end")) == 2))
         rebuilt = (await client.command("codeqa.status"))["result"]
         assert (rebuilt["files"], rebuilt["chunks"]) == (status["files"], status["chunks"])
@@ -102,9 +118,14 @@ async def test_cancelling_index_progress_keeps_what_was_indexed(tmp_path: Path) 
     client = await RawClient.start()
     try:
         await client.initialize(root, {"embedder": "hash", "indexDir": str(tmp_path / "index")})
-        await guarded(client.wait_for(lambda: any(
-            r["value"].get("percentage", 0) >= 5 for r in client.progress("report"))))
-        client.notify("window/workDoneProgress/cancel", {"token": client.progress("begin")[0]["token"]})
+        await guarded(
+            client.wait_for(
+                lambda: any(r["value"].get("percentage", 0) >= 5 for r in client.progress("report"))
+            )
+        )
+        client.notify(
+            "window/workDoneProgress/cancel", {"token": client.progress("begin")[0]["token"]}
+        )
         await guarded(client.wait_for(lambda: bool(client.progress("end"))))
         assert client.progress("end")[0]["value"]["message"].endswith("(cancelled)")
         partial = (await client.command("codeqa.status"))["result"]
@@ -124,16 +145,32 @@ async def test_cancel_request_for_an_ask_in_flight(tmp_path: Path, fake_llm: Fak
     fake_llm.script("chat", SlowLoris(seconds=60))
     client = await RawClient.start()
     try:
-        await client.initialize(root, {
-            "embedder": "hash", "indexDir": str(tmp_path / "index"), "provider": "openai",
-            "baseUrl": fake_llm.openai_url, "apiKey": "sk-test-cancel-000000000000", "requestTimeout": 5,
-            "maxRetries": 0,
-        })
+        await client.initialize(
+            root,
+            {
+                "embedder": "hash",
+                "indexDir": str(tmp_path / "index"),
+                "provider": "openai",
+                "baseUrl": fake_llm.openai_url,
+                "apiKey": "sk-test-cancel-000000000000",
+                "requestTimeout": 5,
+                "maxRetries": 0,
+            },
+        )
         await guarded(client.wait_for(lambda: bool(client.progress("end"))))
         msg_id = client.new_id()
         pending = client.expect(msg_id)
-        client.send({"jsonrpc": "2.0", "id": msg_id, "method": "workspace/executeCommand", "params": {
-            "command": "codeqa.ask", "arguments": [{"question": "how are settings loaded from the config file?"}]}})
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "method": "workspace/executeCommand",
+                "params": {
+                    "command": "codeqa.ask",
+                    "arguments": [{"question": "how are settings loaded from the config file?"}],
+                },
+            }
+        )
         await guarded(client.wait_for(lambda: bool(fake_llm.requests_to("chat"))))
         client.notify("$/cancelRequest", {"id": msg_id})
         response = await guarded(pending)
@@ -150,13 +187,17 @@ async def test_multi_root_folders_are_added_and_removed(tmp_path: Path) -> None:
     first = make_workspace(tmp_path / "one")
     second = tmp_path / "two"
     (second / "pkg").mkdir(parents=True)
-    (second / "pkg" / "billing.py").write_text('def compute_invoice_total(lines):\n    """Sum invoice lines."""\n    return sum(lines)\n')
+    (second / "pkg" / "billing.py").write_text(
+        'def compute_invoice_total(lines):\n    """Sum invoice lines."""\n    return sum(lines)\n'
+    )
     third = tmp_path / "three"
     third.mkdir()
     (third / "geo.py").write_text("def haversine_distance(a, b):\n    return 0.0\n")
     client = await RawClient.start()
     try:
-        await client.initialize(first, {"embedder": "hash", "indexDir": str(tmp_path / "index")}, extra_roots=(second,))
+        await client.initialize(
+            first, {"embedder": "hash", "indexDir": str(tmp_path / "index")}, extra_roots=(second,)
+        )
         await guarded(client.wait_for(lambda: len(client.progress("end")) == 2))
         status = (await client.command("codeqa.status"))["result"]
         assert sorted(status["folders"]) == sorted([str(first), str(second.resolve())])
@@ -164,13 +205,23 @@ async def test_multi_root_folders_are_added_and_removed(tmp_path: Path) -> None:
         hits = (await client.command("codeqa.search", {"query": "compute_invoice_total"}))["result"]
         assert hits[0]["uri"] == (second / "pkg" / "billing.py").resolve().as_uri()
 
-        client.notify("workspace/didChangeWorkspaceFolders", {"event": {
-            "added": [{"uri": third.as_uri(), "name": "three"}],
-            "removed": [{"uri": second.as_uri(), "name": "two"}]}})
+        client.notify(
+            "workspace/didChangeWorkspaceFolders",
+            {
+                "event": {
+                    "added": [{"uri": third.as_uri(), "name": "three"}],
+                    "removed": [{"uri": second.as_uri(), "name": "two"}],
+                }
+            },
+        )
         await guarded(client.wait_for(lambda: len(client.progress("end")) == 3))
         status = (await client.command("codeqa.status"))["result"]
         assert sorted(status["folders"]) == sorted([str(first), str(third.resolve())])
-        hits = (await client.command("codeqa.search", {"query": "compute_invoice_total haversine_distance"}))["result"]
+        hits = (
+            await client.command(
+                "codeqa.search", {"query": "compute_invoice_total haversine_distance"}
+            )
+        )["result"]
         assert {h["path"] for h in hits} >= {"geo.py"}
         assert not any(h["path"] == "pkg/billing.py" for h in hits)
         symbols = (await client.request("workspace/symbol", {"query": "haversine"}))["result"]
@@ -187,11 +238,15 @@ async def test_multi_root_folders_are_added_and_removed(tmp_path: Path) -> None:
             return -1 if status["pendingUpdates"] else status["files"]
 
         before = await files_now()
-        client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": sub.as_uri(), "type": 1}]})
+        client.notify(
+            "workspace/didChangeWatchedFiles", {"changes": [{"uri": sub.as_uri(), "type": 1}]}
+        )
         while await guarded(files_now()) != before + 3:
             await asyncio.sleep(0.05)
         shutil.rmtree(sub)
-        client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": sub.as_uri(), "type": 3}]})
+        client.notify(
+            "workspace/didChangeWatchedFiles", {"changes": [{"uri": sub.as_uri(), "type": 3}]}
+        )
         while await guarded(files_now()) != before:
             await asyncio.sleep(0.05)
         hits = (await client.command("codeqa.search", {"query": "vendored_capybara_1"}))["result"]
@@ -209,13 +264,28 @@ async def test_bad_editor_input_gets_errors_or_empty_results(tmp_path: Path) -> 
         await client.initialize(root, {"embedder": "hash", "indexDir": str(tmp_path / "index")})
         await guarded(client.wait_for(lambda: bool(client.progress("end"))))
         empty = (root / "empty.py").as_uri()
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": empty, "languageId": "python", "version": 1, "text": ""}})
-        assert (await client.request("textDocument/hover", hover_params(root / "empty.py", 0, 0)))["result"] is None
-        assert (await client.request("textDocument/codeLens", {"textDocument": {"uri": empty}}))["result"] == []
-        client.notify("textDocument/didSave", {"textDocument": {"uri": (root / "image.bin").as_uri()}})
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": empty, "languageId": "python", "version": 1, "text": ""}},
+        )
+        assert (await client.request("textDocument/hover", hover_params(root / "empty.py", 0, 0)))[
+            "result"
+        ] is None
+        assert (await client.request("textDocument/codeLens", {"textDocument": {"uri": empty}}))[
+            "result"
+        ] == []
+        client.notify(
+            "textDocument/didSave", {"textDocument": {"uri": (root / "image.bin").as_uri()}}
+        )
         past_end = hover_params(root / "app" / "config.py", 500, 3)
         assert (await client.request("textDocument/hover", past_end))["result"] is None
-        explain = await client.command("codeqa.explain", {"uri": (root / "app" / "config.py").as_uri(), "position": {"line": 500, "character": 0}})
+        explain = await client.command(
+            "codeqa.explain",
+            {
+                "uri": (root / "app" / "config.py").as_uri(),
+                "position": {"line": 500, "character": 0},
+            },
+        )
         assert explain["error"]["code"] == -32602 and "past the end" in explain["error"]["message"]
         unknown = await client.command("codeqa.summarize", {})
         assert unknown["error"]["code"] == -32602 and "codeqa.ask" in unknown["error"]["message"]
@@ -228,9 +298,14 @@ async def test_bad_editor_input_gets_errors_or_empty_results(tmp_path: Path) -> 
         while not await guarded(settled()):
             await asyncio.sleep(0.05)
         status = (await client.command("codeqa.status"))["result"]
-        assert "image.bin" not in str((await client.command("codeqa.search", {"query": "PNG"}))["result"])
+        assert "image.bin" not in str(
+            (await client.command("codeqa.search", {"query": "PNG"}))["result"]
+        )
         assert status["files"] >= len(FIXTURE_FILES)
-        explained = await client.command("codeqa.explain", {"uri": (root / "app" / "config.py").as_uri(), "position": {"line": 7, "character": 0}})
+        explained = await client.command(
+            "codeqa.explain",
+            {"uri": (root / "app" / "config.py").as_uri(), "position": {"line": 7, "character": 0}},
+        )
         assert explained["result"]["citations"][0]["symbol"] == "load_settings"
     finally:
         assert await client.close() == 0
@@ -242,12 +317,23 @@ async def test_api_keys_never_reach_the_debug_log(tmp_path: Path, fake_llm: Fake
     secret = "sk-ant-api03-SECRETSECRETSECRET-0123456789abcdef"
     client = await RawClient.start(args=["--log-level", "debug", "--log-file", str(log)])
     try:
-        await client.initialize(root, {
-            "embedder": "hash", "indexDir": str(tmp_path / "index"), "provider": "anthropic",
-            "baseUrl": fake_llm.url, "apiKey": secret, "model": "claude-test",
-        })
+        await client.initialize(
+            root,
+            {
+                "embedder": "hash",
+                "indexDir": str(tmp_path / "index"),
+                "provider": "anthropic",
+                "baseUrl": fake_llm.url,
+                "apiKey": secret,
+                "model": "claude-test",
+            },
+        )
         await guarded(client.wait_for(lambda: bool(client.progress("end"))))
-        result = (await client.command("codeqa.ask", {"question": "how are settings loaded from the config file?"}))["result"]
+        result = (
+            await client.command(
+                "codeqa.ask", {"question": "how are settings loaded from the config file?"}
+            )
+        )["result"]
         assert result["provider"] == "anthropic"
         # The key really was in use (sent to the provider) during the logged session.
         assert any(secret in " ".join(r.headers.values()) for r in fake_llm.requests_to("messages"))
@@ -266,11 +352,18 @@ async def test_hover_starts_an_explanation_in_the_background_and_shows_it_next_t
     fake_llm.default_reply = Reply("It parses the JSON file and fills in default retries [1].")
     client = await RawClient.start()
     try:
-        await client.initialize(root, {
-            "embedder": "hash", "indexDir": str(tmp_path / "index"), "provider": "openai",
-            "baseUrl": fake_llm.openai_url, "apiKey": "sk-test-hover-0000000000000", "model": "gpt-test",
-            "hoverExplanations": True,
-        })
+        await client.initialize(
+            root,
+            {
+                "embedder": "hash",
+                "indexDir": str(tmp_path / "index"),
+                "provider": "openai",
+                "baseUrl": fake_llm.openai_url,
+                "apiKey": "sk-test-hover-0000000000000",
+                "model": "gpt-test",
+                "hoverExplanations": True,
+            },
+        )
         await guarded(client.wait_for(lambda: bool(client.progress("end"))))
         session = root / "app" / "session.py"
         first = (await client.request("textDocument/hover", hover_params(session, 9, 26)))["result"]
@@ -278,7 +371,9 @@ async def test_hover_starts_an_explanation_in_the_background_and_shows_it_next_t
         assert "Explanation" not in first["contents"]["value"]  # never waits on the model
 
         async def explained() -> bool:
-            hover = (await client.request("textDocument/hover", hover_params(session, 9, 26)))["result"]
+            hover = (await client.request("textDocument/hover", hover_params(session, 9, 26)))[
+                "result"
+            ]
             return "It parses the JSON file" in hover["contents"]["value"]
 
         while not await guarded(explained()):
@@ -298,9 +393,14 @@ async def test_tcp_transport_serves_the_same_protocol(tmp_path: Path) -> None:
     script = str(Path(sys.executable).with_name("codeqa-lsp"))
     token = "launching-client-token-0123456789"  # passed by the launching client (issue 15)
     proc = await asyncio.create_subprocess_exec(
-        script, "--tcp", f"127.0.0.1:{port}", "--log-level", "warning",
+        script,
+        "--tcp",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
         env={**os.environ, "CODEQA_LSP_TOKEN": token},
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     try:
         while True:
@@ -311,7 +411,9 @@ async def test_tcp_transport_serves_the_same_protocol(tmp_path: Path) -> None:
                 await asyncio.sleep(0.1)
 
         async def call(msg_id: int, method: str, params: Any) -> dict[str, Any]:
-            body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode()
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+            ).encode()
             writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
             await writer.drain()
             while True:
@@ -323,8 +425,16 @@ async def test_tcp_transport_serves_the_same_protocol(tmp_path: Path) -> None:
                 if message.get("id") == msg_id and "method" not in message:
                     return message
 
-        init = await call(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {},
-                                            "initializationOptions": {"authToken": token}})
+        init = await call(
+            1,
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": None,
+                "capabilities": {},
+                "initializationOptions": {"authToken": token},
+            },
+        )
         assert init["result"]["serverInfo"]["name"] == "codeqa-lsp"
         assert "codeqa.ask" in init["result"]["capabilities"]["executeCommandProvider"]["commands"]
         bad = await call(2, "textDocument/hover", None)
@@ -344,30 +454,56 @@ async def test_streaming_progress_and_answer_notification_for_our_plugins(
     fake_llm.default_reply = Reply(text, deltas=6)
     client = await RawClient.start()
     try:
-        await client.initialize(root, {
-            "embedder": "hash", "indexDir": str(tmp_path / "index"), "provider": "openai",
-            "baseUrl": fake_llm.openai_url, "apiKey": "sk-test-stream-00000000000", "model": "gpt-test",
-            "clientFeatures": {"answerNotification": True},
-        })
+        await client.initialize(
+            root,
+            {
+                "embedder": "hash",
+                "indexDir": str(tmp_path / "index"),
+                "provider": "openai",
+                "baseUrl": fake_llm.openai_url,
+                "apiKey": "sk-test-stream-00000000000",
+                "model": "gpt-test",
+                "clientFeatures": {"answerNotification": True},
+            },
+        )
         await guarded(client.wait_for(lambda: bool(client.progress("end"))))
         config_uri = (root / "app" / "config.py").as_uri()
-        response = await client.request("workspace/executeCommand", {
-            "command": "codeqa.explain", "workDoneToken": "explain-1",
-            "arguments": [{"uri": config_uri, "position": {"line": 8, "character": 4}, "requestId": "e1"}]})
+        response = await client.request(
+            "workspace/executeCommand",
+            {
+                "command": "codeqa.explain",
+                "workDoneToken": "explain-1",
+                "arguments": [
+                    {"uri": config_uri, "position": {"line": 8, "character": 4}, "requestId": "e1"}
+                ],
+            },
+        )
         result = response["result"]
         assert result["requestId"] == "e1" and result["provider"] == "openai"
         assert result["citations"][0]["symbol"] == "load_settings"
-        ours = [n["params"]["value"] for n in client.notifications
-                if n["method"] == "$/progress" and n["params"]["token"] == "explain-1"]
+        ours = [
+            n["params"]["value"]
+            for n in client.notifications
+            if n["method"] == "$/progress" and n["params"]["token"] == "explain-1"
+        ]
         assert [v["kind"] for v in (ours[0], ours[-1])] == ["begin", "end"]
         partials = [v["message"] for v in ours if v["kind"] == "report"]
         assert partials and all(text.startswith(p) for p in partials)
-        deltas = [n["params"]["text"] for n in client.notifications
-                  if n["method"] == "codeqa/answerDelta" and n["params"]["requestId"] == "e1"]
+        deltas = [
+            n["params"]["text"]
+            for n in client.notifications
+            if n["method"] == "codeqa/answerDelta" and n["params"]["requestId"] == "e1"
+        ]
         assert "".join(deltas) == text
 
-        shown = await client.command("codeqa.showAnswer", {"uri": config_uri, "position": {"line": 8, "character": 0}})
-        await guarded(client.wait_for(lambda: any(n["method"] == "codeqa/answer" for n in client.notifications)))
+        shown = await client.command(
+            "codeqa.showAnswer", {"uri": config_uri, "position": {"line": 8, "character": 0}}
+        )
+        await guarded(
+            client.wait_for(
+                lambda: any(n["method"] == "codeqa/answer" for n in client.notifications)
+            )
+        )
         notified = next(n["params"] for n in client.notifications if n["method"] == "codeqa/answer")
         assert notified["citations"] == shown["result"]["citations"]
         assert not any(r["method"] == "window/showMessageRequest" for r in client.server_requests)
@@ -392,7 +528,9 @@ async def test_save_storm_ends_with_the_index_a_clean_run_would_build(tmp_path: 
         last: dict[int, int] = {}
         for k in range(100):
             i = (k * 7) % 20
-            files[i].write_text(f"def storm_{i}_v{k}(x):\n    '''Version {k}.'''\n    return x + {k}\n")
+            files[i].write_text(
+                f"def storm_{i}_v{k}(x):\n    '''Version {k}.'''\n    return x + {k}\n"
+            )
             last[i] = k
             client.notify("textDocument/didSave", {"textDocument": {"uri": files[i].as_uri()}})
             if k % 5 == 0:
@@ -406,7 +544,9 @@ async def test_save_storm_ends_with_the_index_a_clean_run_would_build(tmp_path: 
         while not await guarded(settled()):
             await asyncio.sleep(0.05)
         for i, k in last.items():
-            hits = (await client.command("codeqa.search", {"query": f"storm_{i}_v{k}", "topK": 3}))["result"]
+            hits = (await client.command("codeqa.search", {"query": f"storm_{i}_v{k}", "topK": 3}))[
+                "result"
+            ]
             assert hits[0]["symbol"] == f"storm_{i}_v{k}", hits
     finally:
         assert await client.close() == 0
@@ -416,7 +556,9 @@ async def test_save_storm_ends_with_the_index_a_clean_run_would_build(tmp_path: 
         try:
             if reindex:
                 workspace.index()
-            return {(c.path, c.symbol, c.start_line, c.end_line, c.text) for c in workspace.chunks()}
+            return {
+                (c.path, c.symbol, c.start_line, c.end_line, c.text) for c in workspace.chunks()
+            }
         finally:
             workspace.close()
 

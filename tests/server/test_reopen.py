@@ -20,15 +20,22 @@ async def test_questions_during_a_settings_reopen_wait_for_the_index(tmp_path: P
         await client.initialize(root, settings)
         await asyncio.wait_for(client.wait_for(lambda: bool(client.progress("end"))), GUARD)
         for top_k in (3, 4, 5):
-            client.notify("workspace/didChangeConfiguration", {"settings": {"codeqa": {**settings, "topK": top_k}}})
+            client.notify(
+                "workspace/didChangeConfiguration",
+                {"settings": {"codeqa": {**settings, "topK": top_k}}},
+            )
             asks = [
-                client.command("codeqa.ask", {"question": "how are settings loaded from the config file?"})
+                client.command(
+                    "codeqa.ask", {"question": "how are settings loaded from the config file?"}
+                )
                 for _ in range(3)
             ]
             replies = await asyncio.wait_for(asyncio.gather(*asks), GUARD)
             for reply in replies:
                 assert "error" not in reply, reply
-                assert any(c["symbol"].endswith("load_settings") for c in reply["result"]["citations"])
+                assert any(
+                    c["symbol"].endswith("load_settings") for c in reply["result"]["citations"]
+                )
             status = await client.command("codeqa.status")
             assert "error" not in status, status
     finally:

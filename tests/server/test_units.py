@@ -14,7 +14,10 @@ from codeqa_lsp.server.protocol import describe_structure_error, strict_converte
 
 
 def test_line_ranges_cover_whole_lines() -> None:
-    assert range_json(10, 20) == {"start": {"line": 9, "character": 0}, "end": {"line": 20, "character": 0}}
+    assert range_json(10, 20) == {
+        "start": {"line": 9, "character": 0},
+        "end": {"line": 20, "character": 0},
+    }
     one = line_range(1, 1)
     assert (one.start.line, one.end.line) == (0, 1)
     assert line_link("file:///a.py", 3) == "file:///a.py#L3"
@@ -38,19 +41,35 @@ def test_identifier_under_the_cursor_with_its_qualifier() -> None:
 
 
 def _chunk(path: str, symbol: str, line: int, part: int = 0) -> Chunk:
-    return Chunk(path=path, symbol=symbol, kind="method", language="python", start_line=line,
-                 end_line=line + 2, start_byte=0, end_byte=10, text="def x(): pass", part=part,
-                 parts=2 if part else 1)
+    return Chunk(
+        path=path,
+        symbol=symbol,
+        kind="method",
+        language="python",
+        start_line=line,
+        end_line=line + 2,
+        start_byte=0,
+        end_byte=10,
+        text="def x(): pass",
+        part=part,
+        parts=2 if part else 1,
+    )
 
 
 def test_definitions_rank_qualified_then_current_file_and_drop_split_parts() -> None:
     chunks = [
-        _chunk("z.py", "Other.send", 1), _chunk("b.py", "send", 5),
-        _chunk("a.py", "Session.send", 9), _chunk("a.py", "Session.send", 20, part=1),
+        _chunk("z.py", "Other.send", 1),
+        _chunk("b.py", "send", 5),
+        _chunk("a.py", "Session.send", 9),
+        _chunk("a.py", "Session.send", 20, part=1),
         _chunk("c.py", "sender", 3),
     ]
     ranked = rank_definitions(chunks, "send", "Session", current="b.py")
-    assert [(c.path, c.symbol) for c in ranked] == [("a.py", "Session.send"), ("b.py", "send"), ("z.py", "Other.send")]
+    assert [(c.path, c.symbol) for c in ranked] == [
+        ("a.py", "Session.send"),
+        ("b.py", "send"),
+        ("z.py", "Other.send"),
+    ]
 
 
 def test_api_keys_are_redacted_in_every_shape() -> None:
@@ -64,14 +83,23 @@ def test_api_keys_are_redacted_in_every_shape() -> None:
     ]
     for sample in samples:
         out = redact(sample)
-        for secret in ("abcdefABCDEF", "plainsecretvalue", "hunter2hunter2", "ABCDEFGHIJKLMNOPQRSTUV",
-                       "ghp_ABCD", "AKIAABCD", "opaque.token"):
+        for secret in (
+            "abcdefABCDEF",
+            "plainsecretvalue",
+            "hunter2hunter2",
+            "ABCDEFGHIJKLMNOPQRSTUV",
+            "ghp_ABCD",
+            "AKIAABCD",
+            "opaque.token",
+        ):
             assert secret not in out, (sample, out)
     assert redact("nothing to hide here") == "nothing to hide here"
 
 
 def test_redacting_filter_rewrites_formatted_records() -> None:
-    record = logging.LogRecord("x", logging.DEBUG, __file__, 1, "params %s", ({"apiKey": "s3cr3t-value"},), None)
+    record = logging.LogRecord(
+        "x", logging.DEBUG, __file__, 1, "params %s", ({"apiKey": "s3cr3t-value"},), None
+    )
     assert RedactingFilter().filter(record)
     assert "s3cr3t-value" not in record.getMessage() and "***" in record.getMessage()
 
@@ -80,14 +108,20 @@ def test_strict_converter_rejects_non_strings_with_a_readable_reason() -> None:
     from lsprotocol import types
 
     converter = strict_converter()
-    message = {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover",
-               "params": {"textDocument": {"uri": 4}, "position": {"line": 0, "character": 0}}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": 4}, "position": {"line": 0, "character": 0}},
+    }
     try:
         converter.structure(message, types.HoverRequest)
     except Exception as exc:
         assert "params.text_document.uri" in describe_structure_error(exc)
     else:
         raise AssertionError("a number was accepted as a URI")
-    ok = converter.structure({**message, "params": {**message["params"], "textDocument": {"uri": "file:///a"}}},
-                             types.HoverRequest)
+    ok = converter.structure(
+        {**message, "params": {**message["params"], "textDocument": {"uri": "file:///a"}}},
+        types.HoverRequest,
+    )
     assert ok.params.text_document.uri == "file:///a"

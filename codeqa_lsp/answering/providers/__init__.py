@@ -18,8 +18,13 @@ from codeqa_lsp.answering.providers.base import (
 from codeqa_lsp.config import Settings
 
 __all__ = [
-    "DEFAULT_MAX_TOKENS", "DEFAULT_MODELS", "Provider", "ProviderError", "make_provider",
-    "prewarm", "provider_identity",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MODELS",
+    "Provider",
+    "ProviderError",
+    "make_provider",
+    "prewarm",
+    "provider_identity",
 ]
 
 

@@ -63,28 +63,47 @@ class AnthropicProvider:
         if not key:
             raise ProviderError(
                 "no API key for anthropic: set ANTHROPIC_API_KEY or the `apiKey` setting"
-                + (" (your own key is never sent to a baseUrl from workspace settings)"
-                   if "base_url" in settings.workspace_scoped and settings.base_url else ""))
+                + (
+                    " (your own key is never sent to a baseUrl from workspace settings)"
+                    if "base_url" in settings.workspace_scoped and settings.base_url
+                    else ""
+                )
+            )
         self.settings = settings
         self.model = settings.model or DEFAULT_MODEL
         # base_url=None lets the SDK apply ANTHROPIC_BASE_URL itself (proxies, gateways).
         self.client = anthropic.Anthropic(
-            api_key=key, base_url=settings.base_url, max_retries=0,
+            api_key=key,
+            base_url=settings.base_url,
+            max_retries=0,
             timeout=httpx2.Timeout(settings.request_timeout),
         )
-        self.endpoint = redact_url(str(self.client.base_url).rstrip("/") + "/v1/messages")  # no userinfo key in logs
+        self.endpoint = redact_url(
+            str(self.client.base_url).rstrip("/") + "/v1/messages"
+        )  # no userinfo key in logs
 
     def stream(
-        self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,
+        self,
+        system: str,
+        user: str,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         cancel: threading.Event | None = None,
     ) -> Generator[str | Usage, None, None]:
         def open_stream(timeout: httpx2.Timeout) -> Any:
             return self.client.messages.create(
-                model=self.model, max_tokens=max_tokens, system=system,
-                messages=[{"role": "user", "content": user}], stream=True, timeout=timeout,
+                model=self.model,
+                max_tokens=max_tokens,
+                system=system,
+                messages=[{"role": "user", "content": user}],
+                stream=True,
+                timeout=timeout,
             )
 
         return stream_with_retries(
-            open_stream, _MessagesReader, deadline=Deadline(self.settings.request_timeout),
-            max_retries=self.settings.max_retries, endpoint=self.endpoint, cancel=cancel,
+            open_stream,
+            _MessagesReader,
+            deadline=Deadline(self.settings.request_timeout),
+            max_retries=self.settings.max_retries,
+            endpoint=self.endpoint,
+            cancel=cancel,
         )

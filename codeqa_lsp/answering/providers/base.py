@@ -48,7 +48,9 @@ _RETRYABLE_STATUS = {408, 409, 429}
 class ProviderError(Exception):
     """A provider failed; `str(error)` is the one-line reason shown to the user."""
 
-    def __init__(self, reason: str, retryable: bool = False, retry_after: float | None = None) -> None:
+    def __init__(
+        self, reason: str, retryable: bool = False, retry_after: float | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
@@ -68,10 +70,12 @@ class Provider(Protocol):
     endpoint: str  # where requests go, for the debug log; never contains a key
 
     def stream(
-        self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,
+        self,
+        system: str,
+        user: str,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         cancel: threading.Event | None = None,
-    ) -> Generator[str | Usage, None, None]:
-        ...
+    ) -> Generator[str | Usage, None, None]: ...
 
 
 @dataclass
@@ -149,7 +153,9 @@ class _Watchdog:
 
     def __enter__(self) -> _Watchdog:
         if self._socket is not None:
-            self._thread = threading.Thread(target=self._watch, name="codeqa-provider-watchdog", daemon=True)
+            self._thread = threading.Thread(
+                target=self._watch, name="codeqa-provider-watchdog", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -174,7 +180,9 @@ class _Watchdog:
 def _socket_of(events: Any) -> socket.socket | None:
     """The TCP socket under an SDK stream (httpx exposes it as `network_stream`)."""
     response = getattr(events, "response", None)
-    stream = getattr(response, "extensions", {}).get("network_stream") if response is not None else None
+    stream = (
+        getattr(response, "extensions", {}).get("network_stream") if response is not None else None
+    )
     sock = stream.get_extra_info("socket") if stream is not None else None
     return sock if isinstance(sock, socket.socket) else None
 
@@ -203,7 +211,10 @@ def stream_with_retries(
                 raise Cancelled()
             deadline.check()
             reader = new_reader()
-            with open_stream(deadline.timeout()) as events, _Watchdog(events, deadline, cancel) as watchdog:
+            with (
+                open_stream(deadline.timeout()) as events,
+                _Watchdog(events, deadline, cancel) as watchdog,
+            ):
                 for event in events:
                     text = reader.handle(event)
                     if text:
@@ -232,8 +243,12 @@ def stream_with_retries(
         wait = backoff(attempt, failure.retry_after)
         if wait >= deadline.remaining():
             hint = f"; retry after {failure.retry_after:g}s" if failure.retry_after else ""
-            raise ProviderError(f"{failure.reason}{hint} (no time left within the {deadline.seconds:g}s timeout)")
-        log.debug("provider attempt %d failed (%s); retrying in %.2fs", attempt + 1, failure.reason, wait)
+            raise ProviderError(
+                f"{failure.reason}{hint} (no time left within the {deadline.seconds:g}s timeout)"
+            )
+        log.debug(
+            "provider attempt %d failed (%s); retrying in %.2fs", attempt + 1, failure.reason, wait
+        )
         if cancel is not None and cancel.wait(wait):
             raise Cancelled()
         if cancel is None:
@@ -274,35 +289,53 @@ def classify(exc: BaseException, endpoint: str, deadline: Deadline) -> ProviderE
 
     status_errors = (openai.APIStatusError, anthropic.APIStatusError)
     timeout_errors = (openai.APITimeoutError, anthropic.APITimeoutError, httpx2.TimeoutException)
-    connection_errors = (openai.APIConnectionError, anthropic.APIConnectionError, httpx2.TransportError)
+    connection_errors = (
+        openai.APIConnectionError,
+        anthropic.APIConnectionError,
+        httpx2.TransportError,
+    )
     malformed_errors = (
-        json.JSONDecodeError, pydantic.ValidationError, openai.APIResponseValidationError,
-        anthropic.APIResponseValidationError, ValueError,
+        json.JSONDecodeError,
+        pydantic.ValidationError,
+        openai.APIResponseValidationError,
+        anthropic.APIResponseValidationError,
+        ValueError,
     )
     if isinstance(exc, status_errors):
         status = exc.status_code
         detail = _server_message(exc.body) or exc.__class__.__name__
         retry_after = parse_retry_after(exc.response.headers)
         if status == 401:
-            return ProviderError(f"authentication failed (401): the API key was rejected by {endpoint}")
+            return ProviderError(
+                f"authentication failed (401): the API key was rejected by {endpoint}"
+            )
         if status == 403:
             return ProviderError(f"permission denied (403): {detail}")
         if status == 404:
-            return ProviderError(f"not found (404): {detail}; check the `model` and `baseUrl` settings")
+            return ProviderError(
+                f"not found (404): {detail}; check the `model` and `baseUrl` settings"
+            )
         if status == 429:
-            return ProviderError(f"rate limited (429): {detail}", retryable=True, retry_after=retry_after)
+            return ProviderError(
+                f"rate limited (429): {detail}", retryable=True, retry_after=retry_after
+            )
         if status >= 500 or status in _RETRYABLE_STATUS:
-            return ProviderError(f"server error ({status}): {detail}", retryable=True, retry_after=retry_after)
+            return ProviderError(
+                f"server error ({status}): {detail}", retryable=True, retry_after=retry_after
+            )
         return ProviderError(f"request rejected ({status}): {detail}")
     if isinstance(exc, timeout_errors):
-        return ProviderError(f"timed out after {deadline.seconds:g}s waiting for {endpoint}",
-                             retryable=deadline.remaining() > 0)
+        return ProviderError(
+            f"timed out after {deadline.seconds:g}s waiting for {endpoint}",
+            retryable=deadline.remaining() > 0,
+        )
     if isinstance(exc, connection_errors):
         cause = exc if isinstance(exc, httpx2.TransportError) else exc.__cause__
         if isinstance(cause, httpx2.ConnectError):
             return ProviderError(f"could not connect to {endpoint}", retryable=True)
-        return ProviderError(f"connection to {endpoint} lost before the answer was complete",
-                             retryable=True)
+        return ProviderError(
+            f"connection to {endpoint} lost before the answer was complete", retryable=True
+        )
     if isinstance(exc, malformed_errors):
         return ProviderError(f"malformed response from {endpoint} ({exc.__class__.__name__})")
     return ProviderError(f"unexpected provider error ({exc.__class__.__name__})")

@@ -73,17 +73,25 @@ class OpenAIProvider:
         if not key and self.official:
             raise ProviderError(
                 "no API key for openai: set OPENAI_API_KEY or the `apiKey` setting "
-                "(or `baseUrl` for a local OpenAI-compatible server)")
+                "(or `baseUrl` for a local OpenAI-compatible server)"
+            )
         self.settings = settings
         self.model = settings.model or DEFAULT_MODEL
         self.client = openai.OpenAI(
-            api_key=key or PLACEHOLDER_KEY, base_url=base_url, max_retries=0,
+            api_key=key or PLACEHOLDER_KEY,
+            base_url=base_url,
+            max_retries=0,
             timeout=httpx2.Timeout(settings.request_timeout),
         )
-        self.endpoint = redact_url(str(self.client.base_url).rstrip("/") + "/chat/completions")  # no userinfo key in logs
+        self.endpoint = redact_url(
+            str(self.client.base_url).rstrip("/") + "/chat/completions"
+        )  # no userinfo key in logs
 
     def stream(
-        self, system: str, user: str, max_tokens: int = DEFAULT_MAX_TOKENS,
+        self,
+        system: str,
+        user: str,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         cancel: threading.Event | None = None,
     ) -> Generator[str | Usage, None, None]:
         # The official API's current models only accept `max_completion_tokens`; most
@@ -93,12 +101,18 @@ class OpenAIProvider:
             return self.client.chat.completions.create(
                 model=self.model,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                stream=True, stream_options={"include_usage": True}, timeout=timeout,
+                stream=True,
+                stream_options={"include_usage": True},
+                timeout=timeout,
                 max_completion_tokens=max_tokens if self.official else openai.omit,
                 max_tokens=openai.omit if self.official else max_tokens,
             )
 
         return stream_with_retries(
-            open_stream, _ChatReader, deadline=Deadline(self.settings.request_timeout),
-            max_retries=self.settings.max_retries, endpoint=self.endpoint, cancel=cancel,
+            open_stream,
+            _ChatReader,
+            deadline=Deadline(self.settings.request_timeout),
+            max_retries=self.settings.max_retries,
+            endpoint=self.endpoint,
+            cancel=cancel,
         )

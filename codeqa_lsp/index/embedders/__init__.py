@@ -11,7 +11,14 @@ from codeqa_lsp.index.embedders.hashing import HashEmbedder
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CountingEmbedder", "Embedder", "EmbedderError", "HashEmbedder", "create_embedder", "l2_normalize"]
+__all__ = [
+    "CountingEmbedder",
+    "Embedder",
+    "EmbedderError",
+    "HashEmbedder",
+    "create_embedder",
+    "l2_normalize",
+]
 
 
 def create_embedder(settings: Settings) -> Embedder:

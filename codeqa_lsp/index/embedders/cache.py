@@ -27,15 +27,21 @@ class EmbeddingCache:
         self._cache: diskcache.Cache | None
         try:
             self._cache = diskcache.Cache(
-                str(directory), size_limit=size_limit, eviction_policy="least-recently-stored",
+                str(directory),
+                size_limit=size_limit,
+                eviction_policy="least-recently-stored",
                 cull_limit=0,  # culled explicitly after each batch (see put_many)
             )
         except Exception as exc:  # a corrupt cache only costs speed: work without it
-            log.warning("embedding cache at %s unusable (%s); continuing without it", directory, exc)
+            log.warning(
+                "embedding cache at %s unusable (%s); continuing without it", directory, exc
+            )
             self._cache = None
 
     def _key(self, text: str) -> str:
-        return f"{self.namespace}|{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+        return (
+            f"{self.namespace}|{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+        )
 
     def get_many(self, texts: Sequence[str], dim: int) -> list[np.ndarray | None]:
         if self._cache is None:

@@ -180,12 +180,16 @@ class LocalEmbedder:
         problem = _cached_file_problem(path)
         if problem is not None:
             if path.exists():
-                log.warning("cached embedding model %s is unusable (%s); rebuilding it", path.name, problem)
+                log.warning(
+                    "cached embedding model %s is unusable (%s); rebuilding it", path.name, problem
+                )
             self._build(path)
         try:
             return self._new_session(path)
         except Exception as exc:  # the file checked out but onnxruntime refused it: rebuild once
-            log.warning("cached embedding model %s failed to load (%s); rebuilding it", path.name, exc)
+            log.warning(
+                "cached embedding model %s failed to load (%s); rebuilding it", path.name, exc
+            )
             self._build(path)
             return self._new_session(path)
 
@@ -205,7 +209,9 @@ class LocalEmbedder:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         # Idle pool threads sleep instead of spinning: on 2 shared cores spinning threads
         # starve the server's reader and the other embedding caller (notes/offline-models.md).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spinning else "0")
+        options.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if self.spinning else "0"
+        )
         options.log_severity_level = 3  # no warnings on stderr for every session
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
@@ -219,11 +225,16 @@ class LocalEmbedder:
 
     def _build(self, path: Path) -> None:
         if importlib.util.find_spec("onnx") is None:
-            raise EmbedderError(f"building the local embedding model needs the onnx package: {INSTALL_HINT}")
+            raise EmbedderError(
+                f"building the local embedding model needs the onnx package: {INSTALL_HINT}"
+            )
         from codeqa_lsp.index.embedders.minilm_graph import build
 
         assert self.model_dir is not None
-        log.info("building the %s embedding model from the bundled weights (once per machine)", self.variant)
+        log.info(
+            "building the %s embedding model from the bundled weights (once per machine)",
+            self.variant,
+        )
         started = time.monotonic()
         build(self.model_dir, path, self.variant)
         _write_manifest(path, time.monotonic() - started)
@@ -251,7 +262,9 @@ class LocalEmbedder:
             try:
                 (vectors,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
             except Exception as exc:
-                raise EmbedderError(f"the local embedder failed: {type(exc).__name__}: {exc}") from exc
+                raise EmbedderError(
+                    f"the local embedder failed: {type(exc).__name__}: {exc}"
+                ) from exc
             out[rows] = vectors
         return l2_normalize(out)
 
@@ -270,8 +283,15 @@ def _file_sha256(path: Path) -> str:
 
 
 def _write_manifest(model: Path, build_seconds: float) -> None:
-    _store_manifest(model, {"sha256": _file_sha256(model), "size": model.stat().st_size,
-                            "build_seconds": round(build_seconds, 1), "verified": _stat_stamp(model)})
+    _store_manifest(
+        model,
+        {
+            "sha256": _file_sha256(model),
+            "size": model.stat().st_size,
+            "build_seconds": round(build_seconds, 1),
+            "verified": _stat_stamp(model),
+        },
+    )
 
 
 def _store_manifest(model: Path, manifest: dict[str, Any]) -> None:

@@ -63,9 +63,13 @@ def read_safetensors_header(path: Path) -> tuple[int, dict[str, Any]]:
     if not isinstance(header, dict):
         raise WeightsError(f"{path.name}: malformed header")
     offset = 8 + length
-    end = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
+    end = max(
+        (int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0
+    )
     if offset + end != size:
-        raise WeightsError(f"{path.name} is {size} bytes, its header describes {offset + end}: truncated or corrupt")
+        raise WeightsError(
+            f"{path.name} is {size} bytes, its header describes {offset + end}: truncated or corrupt"
+        )
     return offset, header
 
 
@@ -122,69 +126,150 @@ def build_graph(model_dir: Path) -> Any:
     nodes: list[onnx.NodeProto] = []
     # Token type ids are always 0 for single texts: fold that embedding row into the
     # position table, so the graph needs no segment input (same sum, one add less).
-    positions = w("embeddings.position_embeddings.weight") + w("embeddings.token_type_embeddings.weight")[0]
-    nodes.append(helper.make_node(
-        "EmbedLayerNormalization",
-        ["input_ids", "", init("word_embeddings", w("embeddings.word_embeddings.weight")),
-         init("position_embeddings", positions), "",
-         init("embeddings_ln_gamma", w("embeddings.LayerNorm.weight")),
-         init("embeddings_ln_beta", w("embeddings.LayerNorm.bias")), "attention_mask"],
-        ["hidden_0", "mask_index"], domain=ms, epsilon=eps, name="embeddings"))
+    positions = (
+        w("embeddings.position_embeddings.weight") + w("embeddings.token_type_embeddings.weight")[0]
+    )
+    nodes.append(
+        helper.make_node(
+            "EmbedLayerNormalization",
+            [
+                "input_ids",
+                "",
+                init("word_embeddings", w("embeddings.word_embeddings.weight")),
+                init("position_embeddings", positions),
+                "",
+                init("embeddings_ln_gamma", w("embeddings.LayerNorm.weight")),
+                init("embeddings_ln_beta", w("embeddings.LayerNorm.bias")),
+                "attention_mask",
+            ],
+            ["hidden_0", "mask_index"],
+            domain=ms,
+            epsilon=eps,
+            name="embeddings",
+        )
+    )
     x = "hidden_0"
     for i in range(layers):
         p = f"encoder.layer.{i}."
         # Attention wants one [hidden, 3*hidden] weight (x @ W, so the torch weights transposed).
-        qkv_w = np.concatenate([w(p + f"attention.self.{n}.weight").T for n in ("query", "key", "value")], axis=1)
-        qkv_b = np.concatenate([w(p + f"attention.self.{n}.bias") for n in ("query", "key", "value")])
-        nodes.append(helper.make_node(
-            "Attention", [x, init(f"l{i}_qkv_w", qkv_w), init(f"l{i}_qkv_b", qkv_b), "mask_index"],
-            [f"l{i}_attn"], domain=ms, num_heads=heads, name=f"l{i}_attention"))
-        nodes.append(helper.make_node(
-            "MatMul", [f"l{i}_attn", init(f"l{i}_attn_out_w", w(p + "attention.output.dense.weight").T)],
-            [f"l{i}_attn_proj"], name=f"l{i}_attn_out"))
-        nodes.append(helper.make_node(
-            "SkipLayerNormalization",
-            [f"l{i}_attn_proj", x, init(f"l{i}_ln1_gamma", w(p + "attention.output.LayerNorm.weight")),
-             init(f"l{i}_ln1_beta", w(p + "attention.output.LayerNorm.bias")),
-             init(f"l{i}_attn_out_b", w(p + "attention.output.dense.bias"))],
-            [f"l{i}_h1"], domain=ms, epsilon=eps, name=f"l{i}_ln1"))
-        nodes.append(helper.make_node(
-            "MatMul", [f"l{i}_h1", init(f"l{i}_ff1_w", w(p + "intermediate.dense.weight").T)],
-            [f"l{i}_ff1"], name=f"l{i}_ff1"))
-        nodes.append(helper.make_node(
-            "BiasGelu", [f"l{i}_ff1", init(f"l{i}_ff1_b", w(p + "intermediate.dense.bias"))],
-            [f"l{i}_gelu"], domain=ms, name=f"l{i}_gelu"))
-        nodes.append(helper.make_node(
-            "MatMul", [f"l{i}_gelu", init(f"l{i}_ff2_w", w(p + "output.dense.weight").T)],
-            [f"l{i}_ff2"], name=f"l{i}_ff2"))
-        nodes.append(helper.make_node(
-            "SkipLayerNormalization",
-            [f"l{i}_ff2", f"l{i}_h1", init(f"l{i}_ln2_gamma", w(p + "output.LayerNorm.weight")),
-             init(f"l{i}_ln2_beta", w(p + "output.LayerNorm.bias")),
-             init(f"l{i}_ff2_b", w(p + "output.dense.bias"))],
-            [f"hidden_{i + 1}"], domain=ms, epsilon=eps, name=f"l{i}_ln2"))
+        qkv_w = np.concatenate(
+            [w(p + f"attention.self.{n}.weight").T for n in ("query", "key", "value")], axis=1
+        )
+        qkv_b = np.concatenate(
+            [w(p + f"attention.self.{n}.bias") for n in ("query", "key", "value")]
+        )
+        nodes.append(
+            helper.make_node(
+                "Attention",
+                [x, init(f"l{i}_qkv_w", qkv_w), init(f"l{i}_qkv_b", qkv_b), "mask_index"],
+                [f"l{i}_attn"],
+                domain=ms,
+                num_heads=heads,
+                name=f"l{i}_attention",
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "MatMul",
+                [f"l{i}_attn", init(f"l{i}_attn_out_w", w(p + "attention.output.dense.weight").T)],
+                [f"l{i}_attn_proj"],
+                name=f"l{i}_attn_out",
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "SkipLayerNormalization",
+                [
+                    f"l{i}_attn_proj",
+                    x,
+                    init(f"l{i}_ln1_gamma", w(p + "attention.output.LayerNorm.weight")),
+                    init(f"l{i}_ln1_beta", w(p + "attention.output.LayerNorm.bias")),
+                    init(f"l{i}_attn_out_b", w(p + "attention.output.dense.bias")),
+                ],
+                [f"l{i}_h1"],
+                domain=ms,
+                epsilon=eps,
+                name=f"l{i}_ln1",
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "MatMul",
+                [f"l{i}_h1", init(f"l{i}_ff1_w", w(p + "intermediate.dense.weight").T)],
+                [f"l{i}_ff1"],
+                name=f"l{i}_ff1",
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "BiasGelu",
+                [f"l{i}_ff1", init(f"l{i}_ff1_b", w(p + "intermediate.dense.bias"))],
+                [f"l{i}_gelu"],
+                domain=ms,
+                name=f"l{i}_gelu",
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "MatMul",
+                [f"l{i}_gelu", init(f"l{i}_ff2_w", w(p + "output.dense.weight").T)],
+                [f"l{i}_ff2"],
+                name=f"l{i}_ff2",
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "SkipLayerNormalization",
+                [
+                    f"l{i}_ff2",
+                    f"l{i}_h1",
+                    init(f"l{i}_ln2_gamma", w(p + "output.LayerNorm.weight")),
+                    init(f"l{i}_ln2_beta", w(p + "output.LayerNorm.bias")),
+                    init(f"l{i}_ff2_b", w(p + "output.dense.bias")),
+                ],
+                [f"hidden_{i + 1}"],
+                domain=ms,
+                epsilon=eps,
+                name=f"l{i}_ln2",
+            )
+        )
         x = f"hidden_{i + 1}"
     # Masked mean pooling: sum(hidden * mask) / max(sum(mask), 1e-9), as sentence-transformers.
     nodes += [
         helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
-        helper.make_node("Unsqueeze", ["mask_f", init("axis_2", np.array([2], dtype=np.int64))], ["mask_3d"]),
+        helper.make_node(
+            "Unsqueeze", ["mask_f", init("axis_2", np.array([2], dtype=np.int64))], ["mask_3d"]
+        ),
         helper.make_node("Mul", [x, "mask_3d"], ["masked"]),
-        helper.make_node("ReduceSum", ["masked", init("axis_1", np.array([1], dtype=np.int64))],
-                         ["summed"], keepdims=0),
+        helper.make_node(
+            "ReduceSum",
+            ["masked", init("axis_1", np.array([1], dtype=np.int64))],
+            ["summed"],
+            keepdims=0,
+        ),
         helper.make_node("ReduceSum", ["mask_3d", "axis_1"], ["counts"], keepdims=0),
-        helper.make_node("Max", ["counts", init("min_count", np.array([1e-9], dtype=np.float32))], ["counts_c"]),
+        helper.make_node(
+            "Max", ["counts", init("min_count", np.array([1e-9], dtype=np.float32))], ["counts_c"]
+        ),
         helper.make_node("Div", ["summed", "counts_c"], ["embeddings"]),
     ]
     graph = helper.make_graph(
-        nodes, "all-MiniLM-L6-v2",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT32, ["batch", "sequence"]),
-         helper.make_tensor_value_info("attention_mask", TensorProto.INT32, ["batch", "sequence"])],
+        nodes,
+        "all-MiniLM-L6-v2",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT32, ["batch", "sequence"]),
+            helper.make_tensor_value_info(
+                "attention_mask", TensorProto.INT32, ["batch", "sequence"]
+            ),
+        ],
         [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", hidden])],
         initializer=inits,
     )
     model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)],
-        producer_name="codeqa-lsp", producer_version=str(BUILDER_VERSION),
+        graph,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)],
+        producer_name="codeqa-lsp",
+        producer_version=str(BUILDER_VERSION),
     )
     model.ir_version = 8  # the oldest IR that opset 17 needs: readable by any recent onnxruntime
     return model
@@ -214,7 +299,10 @@ def build(model_dir: Path, target: Path, variant: str) -> None:
             root.setLevel(logging.ERROR)  # the quantiser logs every tensor on the root logger
             try:
                 quantize_dynamic(
-                    str(fp32), str(result), per_channel=True, weight_type=QuantType.QInt8,
+                    str(fp32),
+                    str(result),
+                    per_channel=True,
+                    weight_type=QuantType.QInt8,
                     # The fused contrib ops carry no inferred output types; without a
                     # default the quantiser refuses the graph.
                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},

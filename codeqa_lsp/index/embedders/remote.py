@@ -26,7 +26,11 @@ from codeqa_lsp.secret_shapes import Redactor
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "text-embedding-3-small"
-KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+KNOWN_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
 MAX_INPUTS_PER_REQUEST = 2048
 MAX_TOKENS_PER_REQUEST = 200_000  # OpenAI allows 300k; estimates are rough, stay well under
 MAX_CHARS_PER_INPUT = 8191 * 3  # ~8191 tokens at a pessimistic 3 characters per token
@@ -50,7 +54,9 @@ def batches(texts: Sequence[str]) -> list[list[int]]:
     budget = 0
     for i, text in enumerate(texts):
         cost = min(_estimated_tokens(text), MAX_CHARS_PER_INPUT // 3)
-        if current and (len(current) >= MAX_INPUTS_PER_REQUEST or budget + cost > MAX_TOKENS_PER_REQUEST):
+        if current and (
+            len(current) >= MAX_INPUTS_PER_REQUEST or budget + cost > MAX_TOKENS_PER_REQUEST
+        ):
             out.append(current)
             current, budget = [], 0
         current.append(i)
@@ -74,7 +80,9 @@ class OpenAIEmbedder:
         if refused:
             raise EmbedderError(refused)
         own = settings.api_key if settings.provider == "openai" else None
-        key = settings.replace(api_key=own).key_for_endpoint("embedding_base_url", os.environ.get("OPENAI_API_KEY"))
+        key = settings.replace(api_key=own).key_for_endpoint(
+            "embedding_base_url", os.environ.get("OPENAI_API_KEY")
+        )
         if not key:
             if not self.base_url:
                 raise EmbedderError(
@@ -134,8 +142,12 @@ class OpenAIEmbedder:
                 raise EmbedderError(
                     f"the embeddings endpoint refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY"
                 ) from None
-            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                    openai.APIConnectionError) as exc:
+            except (
+                openai.RateLimitError,
+                openai.InternalServerError,
+                openai.APITimeoutError,
+                openai.APIConnectionError,
+            ) as exc:
                 status = getattr(exc, "status_code", None)
                 if attempt >= self.max_retries:
                     raise EmbedderError(
@@ -143,13 +155,19 @@ class OpenAIEmbedder:
                         f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}"
                     ) from None
                 delay = _retry_delay(exc, attempt)
-                log.warning("embeddings request failed (%s), retrying in %.1fs", type(exc).__name__, delay)
+                log.warning(
+                    "embeddings request failed (%s), retrying in %.1fs", type(exc).__name__, delay
+                )
                 time.sleep(delay)
                 attempt += 1
             except openai.APIStatusError as exc:
-                raise EmbedderError(f"embeddings request rejected (HTTP {exc.status_code})") from None
+                raise EmbedderError(
+                    f"embeddings request rejected (HTTP {exc.status_code})"
+                ) from None
             except (ValueError, TypeError, AttributeError) as exc:
-                raise EmbedderError(f"malformed embeddings response: {type(exc).__name__}") from None
+                raise EmbedderError(
+                    f"malformed embeddings response: {type(exc).__name__}"
+                ) from None
 
 
 def _retry_delay(exc: Exception, attempt: int) -> float:

@@ -67,8 +67,14 @@ def connect(url: str, read_only: bool = True, **kwargs: Any) -> Any:
         options += " -c default_transaction_read_only=on"
     try:
         return psycopg.connect(
-            url, connect_timeout=CONNECT_TIMEOUT_SECONDS, options=options,
-            autocommit=True, application_name="codeqa-lsp", **kwargs,
+            url,
+            connect_timeout=CONNECT_TIMEOUT_SECONDS,
+            options=options,
+            autocommit=True,
+            application_name="codeqa-lsp",
+            **kwargs,
         )
     except psycopg.Error as exc:
-        raise ConnectionError(f"shared index {redact(url)} unreachable: {redact(str(exc)).strip()}") from None
+        raise ConnectionError(
+            f"shared index {redact(url)} unreachable: {redact(str(exc)).strip()}"
+        ) from None

@@ -61,7 +61,9 @@ def publish_unlock(conn: Any, repo_id: int) -> None:
     conn.execute("SELECT pg_advisory_unlock(hashtext('codeqa-publish'), %s)", (int(repo_id),))
 
 
-def expired_snapshots(conn: Any, repo_id: int, keep: int = KEEP_SNAPSHOTS, grace: timedelta = GRACE) -> list[int]:
+def expired_snapshots(
+    conn: Any, repo_id: int, keep: int = KEEP_SNAPSHOTS, grace: timedelta = GRACE
+) -> list[int]:
     """Ids of the repository's snapshots the retention rule lets go."""
     rows = conn.execute(
         f"""
@@ -113,12 +115,15 @@ def collect(conn: Any, repo_id: int, snapshot_ids: list[int]) -> CollectReport:
         )
         report.chunks = deleted.rowcount
         gone = conn.execute(
-            f"DELETE FROM {SCHEMA}.snapshots WHERE id = ANY(%s) AND repo_id = %s", (snapshot_ids, repo_id)
+            f"DELETE FROM {SCHEMA}.snapshots WHERE id = ANY(%s) AND repo_id = %s",
+            (snapshot_ids, repo_id),
         )
         report.snapshots = gone.rowcount
     return report
 
 
-def collect_garbage(conn: Any, repo_id: int, keep: int = KEEP_SNAPSHOTS, grace: timedelta = GRACE) -> CollectReport:
+def collect_garbage(
+    conn: Any, repo_id: int, keep: int = KEEP_SNAPSHOTS, grace: timedelta = GRACE
+) -> CollectReport:
     """Apply the retention rule to one repository (the caller holds `publish_lock`)."""
     return collect(conn, repo_id, expired_snapshots(conn, repo_id, keep, grace))

@@ -25,8 +25,11 @@ class GitError(RuntimeError):
 def _git(root: Path, *args: str) -> str:
     try:
         done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True,
-            timeout=GIT_TIMEOUT_SECONDS, check=False,
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_SECONDS,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {args[0]} failed: {exc}") from None

@@ -81,11 +81,34 @@ ON CONFLICT DO NOTHING
 
 def chunk_row(repo_id: int, space_id: int, sha: str, c: Chunk, vector: Any) -> tuple[Any, ...]:
     """One row for `copy_chunk_rows`: the chunk's columns, its vector, its token streams."""
-    return (repo_id, space_id, c.path, sha, c.id, label_for(c.id), c.name, c.symbol, c.kind,
-            c.language, c.start_line, c.end_line, c.start_byte, c.end_byte, c.text, c.signature,
-            c.doc, c.part, c.parts, attrs_of(c), embed_hash(c.embed_text()), vector_literal(vector),
-            token_stream(f"{c.symbol} {c.signature}"), token_stream(c.path), token_stream(c.doc),
-            token_stream(c.text))
+    return (
+        repo_id,
+        space_id,
+        c.path,
+        sha,
+        c.id,
+        label_for(c.id),
+        c.name,
+        c.symbol,
+        c.kind,
+        c.language,
+        c.start_line,
+        c.end_line,
+        c.start_byte,
+        c.end_byte,
+        c.text,
+        c.signature,
+        c.doc,
+        c.part,
+        c.parts,
+        attrs_of(c),
+        embed_hash(c.embed_text()),
+        vector_literal(vector),
+        token_stream(f"{c.symbol} {c.signature}"),
+        token_stream(c.path),
+        token_stream(c.doc),
+        token_stream(c.text),
+    )
 
 
 def copy_chunk_rows(conn: Any, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -136,12 +159,23 @@ def spaces_for(embedder: Embedder | CountingEmbedder, settings: Settings) -> tup
     """(embedding space, chunking) names, the same strings the local index records."""
     from codeqa_lsp.chunking.chunker import CHUNKER_VERSION
 
-    return f"{embedder.name}|{embedder.model}|{embedder.dim}", f"{CHUNKER_VERSION}|{settings.chunk_tokens}"
+    return (
+        f"{embedder.name}|{embedder.model}|{embedder.dim}",
+        f"{CHUNKER_VERSION}|{settings.chunk_tokens}",
+    )
 
 
 class Publisher:
-    def __init__(self, url: str, root: Path, settings: Settings, embedder: Embedder | None = None,
-                 cache: Any = None, keep: int = KEEP_SNAPSHOTS, grace: timedelta = GRACE) -> None:
+    def __init__(
+        self,
+        url: str,
+        root: Path,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        cache: Any = None,
+        keep: int = KEEP_SNAPSHOTS,
+        grace: timedelta = GRACE,
+    ) -> None:
         self.url = dsn.validate(url)
         self.keep, self.grace = keep, grace  # retention of old snapshots (`gc`)
         self.root = root.resolve()
@@ -149,7 +183,9 @@ class Publisher:
         self.embedder = CountingEmbedder(embedder or create_embedder(settings))
         self.cache = cache  # an EmbeddingCache, or None
 
-    def publish(self, ref: str = "HEAD", progress: Callable[[int, int], None] | None = None) -> PublishReport:
+    def publish(
+        self, ref: str = "HEAD", progress: Callable[[int, int], None] | None = None
+    ) -> PublishReport:
         started = time.monotonic()
         report = PublishReport()
         try:
@@ -160,9 +196,13 @@ class Publisher:
         except gitinfo.GitError as exc:
             raise PublishError(f"cannot publish {self.root}: {exc}") from None
         if commit != head:
-            raise PublishError(f"{ref} is {commit[:12]} but the checkout is at {head[:12]}; check out {ref} first")
+            raise PublishError(
+                f"{ref} is {commit[:12]} but the checkout is at {head[:12]}; check out {ref} first"
+            )
         if dirty:
-            raise PublishError(f"{len(dirty)} tracked file(s) modified (e.g. {dirty[0]}); publish a clean checkout")
+            raise PublishError(
+                f"{len(dirty)} tracked file(s) modified (e.g. {dirty[0]}); publish a clean checkout"
+            )
         report.commit = commit
         space, chunking = spaces_for(self.embedder, self.settings)
         conn = dsn.connect(self.url, read_only=False)
@@ -172,13 +212,15 @@ class Publisher:
                 space_id = ensure_space(conn, space, self.embedder.dim)
                 repo_id = conn.execute(
                     f"INSERT INTO {SCHEMA}.repos(identity) VALUES (%s) ON CONFLICT (identity) "
-                    "DO UPDATE SET identity = EXCLUDED.identity RETURNING id", (report.repo,),
+                    "DO UPDATE SET identity = EXCLUDED.identity RETURNING id",
+                    (report.repo,),
                 ).fetchone()[0]
             publish_lock(conn, repo_id)  # released when the connection closes
             with conn.transaction():
                 row = conn.execute(
                     f"SELECT id, state FROM {SCHEMA}.snapshots WHERE repo_id = %s AND commit = %s "
-                    "AND space_id = %s AND chunking = %s", (repo_id, commit, space_id, chunking),
+                    "AND space_id = %s AND chunking = %s",
+                    (repo_id, commit, space_id, chunking),
                 ).fetchone()
                 if row is not None and row[1] == "ready":
                     report.snapshot_id, report.already_published = int(row[0]), True
@@ -187,21 +229,26 @@ class Publisher:
                 if row is None:
                     row = conn.execute(
                         f"INSERT INTO {SCHEMA}.snapshots(repo_id, commit, ref, space_id, chunking) "
-                        "VALUES (%s, %s, %s, %s, %s) RETURNING id", (repo_id, commit, ref, space_id, chunking),
+                        "VALUES (%s, %s, %s, %s, %s) RETURNING id",
+                        (repo_id, commit, ref, space_id, chunking),
                     ).fetchone()
                 snapshot_id = report.snapshot_id = int(row[0])
-                conn.execute(f"DELETE FROM {SCHEMA}.snapshot_files WHERE snapshot_id = %s", (snapshot_id,))
+                conn.execute(
+                    f"DELETE FROM {SCHEMA}.snapshot_files WHERE snapshot_id = %s", (snapshot_id,)
+                )
             self._write_files(conn, repo_id, space_id, snapshot_id, report, progress)
             with conn.transaction():
                 total = conn.execute(
                     f"SELECT count(*) FROM {SCHEMA}.snapshot_files sf JOIN {SCHEMA}.chunks c "
                     "ON c.repo_id = %s AND c.space_id = %s AND c.path = sf.path AND c.file_sha = sf.sha256 "
-                    "WHERE sf.snapshot_id = %s", (repo_id, space_id, snapshot_id),
+                    "WHERE sf.snapshot_id = %s",
+                    (repo_id, space_id, snapshot_id),
                 ).fetchone()[0]
                 report.chunks_total = int(total)
                 conn.execute(
                     f"UPDATE {SCHEMA}.snapshots SET state = 'ready', files = %s, chunks = %s, "
-                    "published_at = now() WHERE id = %s", (report.files_seen, total, snapshot_id),
+                    "published_at = now() WHERE id = %s",
+                    (report.files_seen, total, snapshot_id),
                 )
             # Built once, after the first publish loaded its rows (a no-op afterwards).
             conn.execute(f"SET maintenance_work_mem = '{MAINTENANCE_WORK_MEM}'")
@@ -217,8 +264,15 @@ class Publisher:
         report.seconds = time.monotonic() - started
         return report
 
-    def _write_files(self, conn: Any, repo_id: int, space_id: int, snapshot_id: int,
-                     report: PublishReport, progress: Callable[[int, int], None] | None) -> None:
+    def _write_files(
+        self,
+        conn: Any,
+        repo_id: int,
+        space_id: int,
+        snapshot_id: int,
+        report: PublishReport,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
         from codeqa_lsp.chunking.scanner import Skip, WorkspaceFilter, read_source, scan
 
         result = scan(self.root, self.settings, WorkspaceFilter(self.root, self.settings))
@@ -233,7 +287,9 @@ class Publisher:
                     continue
                 batch.append((source.rel_path, source.sha256, source.text))
             with conn.transaction():
-                stored = self._stored_versions(conn, repo_id, space_id, [(p, s) for p, s, _ in batch])
+                stored = self._stored_versions(
+                    conn, repo_id, space_id, [(p, s) for p, s, _ in batch]
+                )
                 fresh = [(p, s, t) for p, s, t in batch if (p, s) not in stored]
                 self._insert_versions(conn, repo_id, space_id, fresh, report)
                 with conn.cursor() as cur:
@@ -246,7 +302,9 @@ class Publisher:
                 progress(min(start + FILES_PER_TRANSACTION, len(paths)), len(paths))
 
     @staticmethod
-    def _stored_versions(conn: Any, repo_id: int, space_id: int, versions: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+    def _stored_versions(
+        conn: Any, repo_id: int, space_id: int, versions: Sequence[tuple[str, str]]
+    ) -> set[tuple[str, str]]:
         if not versions:
             return set()
         rows = conn.execute(
@@ -256,8 +314,14 @@ class Publisher:
         ).fetchall()
         return {(p, s) for p, s in rows}
 
-    def _insert_versions(self, conn: Any, repo_id: int, space_id: int,
-                         versions: Sequence[tuple[str, str, str]], report: PublishReport) -> None:
+    def _insert_versions(
+        self,
+        conn: Any,
+        repo_id: int,
+        space_id: int,
+        versions: Sequence[tuple[str, str, str]],
+        report: PublishReport,
+    ) -> None:
         from codeqa_lsp.chunking.chunker import chunk_source
 
         rows: list[tuple[str, Chunk]] = []
@@ -268,12 +332,18 @@ class Publisher:
             return
         report.files_written += len(versions)
         vectors = self._vectors(conn, repo_id, space_id, [c.embed_text() for _, c in rows], report)
-        copy_chunk_rows(conn, (chunk_row(repo_id, space_id, sha, c, vector)
-                               for (sha, c), vector in zip(rows, vectors, strict=True)))
+        copy_chunk_rows(
+            conn,
+            (
+                chunk_row(repo_id, space_id, sha, c, vector)
+                for (sha, c), vector in zip(rows, vectors, strict=True)
+            ),
+        )
         report.chunks_added += len(rows)
 
-    def _vectors(self, conn: Any, repo_id: int, space_id: int, texts: Sequence[str],
-                 report: PublishReport) -> list[np.ndarray]:
+    def _vectors(
+        self, conn: Any, repo_id: int, space_id: int, texts: Sequence[str], report: PublishReport
+    ) -> list[np.ndarray]:
         """Vectors for `texts`: the database's, then the local cache's, then the model's."""
         hashes = [embed_hash(t) for t in texts]
         rows = conn.execute(
@@ -285,7 +355,11 @@ class Publisher:
         out: list[np.ndarray | None] = [known.get(h) for h in hashes]
         if self.cache is not None:
             missing = [i for i, v in enumerate(out) if v is None]
-            for i, vector in zip(missing, self.cache.get_many([texts[i] for i in missing], self.embedder.dim), strict=True):
+            for i, vector in zip(
+                missing,
+                self.cache.get_many([texts[i] for i in missing], self.embedder.dim),
+                strict=True,
+            ):
                 out[i] = vector
         misses = [i for i, v in enumerate(out) if v is None]
         report.reused += len(texts) - len(misses)

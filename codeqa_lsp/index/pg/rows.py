@@ -18,8 +18,19 @@ from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters, path_spec
 
 COLUMNS = (
-    "path", "symbol", "kind", "language", "start_line", "end_line", "start_byte", "end_byte",
-    "text", "signature", "doc", "part", "parts",
+    "path",
+    "symbol",
+    "kind",
+    "language",
+    "start_line",
+    "end_line",
+    "start_byte",
+    "end_byte",
+    "text",
+    "signature",
+    "doc",
+    "part",
+    "parts",
 )
 SELECT_COLUMNS = ", ".join(f"c.{name}" for name in COLUMNS) + ", c.attrs"
 
@@ -42,10 +53,13 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
     known = set(_init_fields())
     # JSON has no tuples: sequence fields (`refs`) come back as lists; a Chunk holds tuples
     # (it is frozen and hashable, and must compare equal to the one the local store returns).
-    values.update({
-        k: tuple(v) if isinstance(v, list) else v
-        for k, v in attrs.items() if k in known and k not in values
-    })
+    values.update(
+        {
+            k: tuple(v) if isinstance(v, list) else v
+            for k, v in attrs.items()
+            if k in known and k not in values
+        }
+    )
     return Chunk(**values)
 
 

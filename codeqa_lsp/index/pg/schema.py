@@ -103,13 +103,18 @@ def migrate(conn: Any) -> None:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('codeqa-schema'))")
         conn.execute(DDL)
-        row = conn.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'").fetchone()
+        row = conn.execute(
+            f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'"
+        ).fetchone()
         if row is None:
             conn.execute(
-                f"INSERT INTO {SCHEMA}.meta(key, value) VALUES ('schema_version', %s)", (SCHEMA_VERSION,)
+                f"INSERT INTO {SCHEMA}.meta(key, value) VALUES ('schema_version', %s)",
+                (SCHEMA_VERSION,),
             )
         elif row[0] != SCHEMA_VERSION:
-            raise RuntimeError(f"shared index schema {row[0]} != {SCHEMA_VERSION}; upgrade codeqa-lsp")
+            raise RuntimeError(
+                f"shared index schema {row[0]} != {SCHEMA_VERSION}; upgrade codeqa-lsp"
+            )
 
 
 def ensure_space(conn: Any, name: str, dim: int) -> int:

@@ -135,11 +135,14 @@ class SharedSnapshot:
                 with suppress(Exception):
                     conn.close()
                 self._local.conn = None
-            raise ConnectionError(f"shared index query failed: {dsn.redact(str(exc)).strip()}") from None
+            raise ConnectionError(
+                f"shared index query failed: {dsn.redact(str(exc)).strip()}"
+            ) from None
 
     def _check_exists(self, conn: Any) -> None:
         row = conn.execute(
-            f"SELECT 1 FROM {SCHEMA}.snapshots WHERE id = %s AND state = 'ready'", (self.snapshot_id,)
+            f"SELECT 1 FROM {SCHEMA}.snapshots WHERE id = %s AND state = 'ready'",
+            (self.snapshot_id,),
         ).fetchone()
         if row is None:
             raise ConnectionError(
@@ -158,7 +161,8 @@ class SharedSnapshot:
     # -- reads ---------------------------------------------------------------------------
     def files(self) -> dict[str, str]:
         rows = self._rows(
-            f"SELECT path, sha256 FROM {SCHEMA}.snapshot_files WHERE snapshot_id = %s", (self.snapshot_id,)
+            f"SELECT path, sha256 FROM {SCHEMA}.snapshot_files WHERE snapshot_id = %s",
+            (self.snapshot_id,),
         )
         return dict(rows)
 
@@ -187,7 +191,8 @@ class SharedSnapshot:
             args.append(language)
         rows = self._rows(
             f"SELECT {SELECT_COLUMNS} FROM {SCHEMA}.chunks c WHERE {self._scope}{sql} "
-            "ORDER BY c.path, c.start_line, c.part", args,
+            "ORDER BY c.path, c.start_line, c.part",
+            args,
         )
         return [chunk_from_row(r) for r in rows]
 
@@ -210,7 +215,8 @@ class SharedSnapshot:
         last = name.rsplit(".", 1)[-1]
         rows = self._rows(
             f"SELECT {SELECT_COLUMNS} FROM {SCHEMA}.chunks c WHERE {self._scope} AND c.name = %s "
-            "AND c.kind <> 'module' ORDER BY c.path, c.start_line, c.part", (last,),
+            "AND c.kind <> 'module' ORDER BY c.path, c.start_line, c.part",
+            (last,),
         )
         chunks = [chunk_from_row(r) for r in rows]
         return [c for c in chunks if c.symbol == name or c.symbol.endswith("." + name)]
@@ -224,7 +230,8 @@ class SharedSnapshot:
             return []
         rows = self._rows(
             f"SELECT c.id, c.path, c.symbol FROM {SCHEMA}.chunks c WHERE {self._scope} "
-            "AND c.path = ANY(%s) AND c.part = 0 ORDER BY c.path, c.start_line", (list(paths),),
+            "AND c.path = ANY(%s) AND c.part = 0 ORDER BY c.path, c.start_line",
+            (list(paths),),
         )
         return [(cid, path, symbol) for cid, path, symbol in rows]
 
@@ -235,19 +242,27 @@ class SharedSnapshot:
             return {}
         rows = self._rows(
             f"SELECT c.path, max(c.end_byte) FROM {SCHEMA}.chunks c WHERE {self._scope} "
-            "AND c.path = ANY(%s) GROUP BY c.path", (list(paths),),
+            "AND c.path = ANY(%s) GROUP BY c.path",
+            (list(paths),),
         )
         return {path: int(size) for path, size in rows if size}
 
     def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         """How many of the snapshot's files contain each term, and its number of files."""
         words = [t for t in dict.fromkeys(terms) if t.isalnum()]
-        rows = self._rows(
-            f"SELECT t.term, count(DISTINCT c.path) FROM unnest(%s::text[]) AS t(term) "
-            f"JOIN {SCHEMA}.chunks c ON c.tsv @@ to_tsquery('simple', lower(t.term)) "
-            f"WHERE {self._scope} GROUP BY t.term", (words,),
-        ) if words else []
-        total = self._rows(f"SELECT files FROM {SCHEMA}.snapshots WHERE id = %s", (self.snapshot_id,))
+        rows = (
+            self._rows(
+                f"SELECT t.term, count(DISTINCT c.path) FROM unnest(%s::text[]) AS t(term) "
+                f"JOIN {SCHEMA}.chunks c ON c.tsv @@ to_tsquery('simple', lower(t.term)) "
+                f"WHERE {self._scope} GROUP BY t.term",
+                (words,),
+            )
+            if words
+            else []
+        )
+        total = self._rows(
+            f"SELECT files FROM {SCHEMA}.snapshots WHERE id = %s", (self.snapshot_id,)
+        )
         counts = {term: 0 for term in words}
         counts.update({term: int(n) for term, n in rows})
         return counts, int(total[0][0]) if total else 0
@@ -267,7 +282,9 @@ class SharedSnapshot:
         )
         return [(path, float(score)) for path, score in rows]
 
-    def bm25(self, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[Chunk, float]]:
+    def bm25(
+        self, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
         return self.bm25_terms(query_terms(query), limit, filters)
 
     def bm25_terms(
@@ -286,11 +303,15 @@ class SharedSnapshot:
             # every file like a rare identifier (measured on the four question sets, see
             # BENCHMARKS.md "Shared team index").
             score = " + ".join(
-                f"{weight!r} * ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)" for weight in idf.values()
+                f"{weight!r} * ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)"
+                for weight in idf.values()
             )
             score_args: list[Any] = list(idf)
         else:
-            score, score_args = f"ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)", [text]
+            score, score_args = (
+                f"ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)",
+                [text],
+            )
         rows = self._rows(
             f"SELECT {score} AS score, {SELECT_COLUMNS} FROM {SCHEMA}.chunks c "
             f"WHERE c.tsv @@ to_tsquery('simple', %s) AND {self._scope}{where} ORDER BY score DESC LIMIT %s",
@@ -314,7 +335,8 @@ class SharedSnapshot:
         )
         return {
             term: math.log(1 + (max(int(total or 0), int(df)) - df + 0.5) / (df + 0.5))
-            for term, df, total in rows if df > 0
+            for term, df, total in rows
+            if df > 0
         }
 
     def dense_by_vector(
@@ -338,7 +360,8 @@ class SharedSnapshot:
                 f"WHERE space_id = {self.space_id} AND repo_id = {self.repo_id} "
                 f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT {candidates}) c "
                 f"WHERE {self._scope}{where} ORDER BY c.distance LIMIT %s",
-                [literal, literal, *args, fetch], ef_search=candidates,
+                [literal, literal, *args, fetch],
+                ef_search=candidates,
             )
             if len(rows) >= fetch:
                 break
@@ -353,7 +376,8 @@ class SharedSnapshot:
             return {}
         rows = self._rows(
             f"SELECT c.label, c.embedding::text FROM {SCHEMA}.chunks c WHERE {self._scope} "
-            "AND c.label = ANY(%s) AND c.embedding IS NOT NULL", (unique,),
+            "AND c.label = ANY(%s) AND c.embedding IS NOT NULL",
+            (unique,),
         )
         return {int(label): parse_vector(text) for label, text in rows}
 
@@ -372,15 +396,15 @@ def _sever(conn: Any) -> None:
             sock.close()
 
 
-def _keep(
-    ranked: list[tuple[Chunk, float]], matches: Any, limit: int
-) -> list[tuple[Chunk, float]]:
+def _keep(ranked: list[tuple[Chunk, float]], matches: Any, limit: int) -> list[tuple[Chunk, float]]:
     if matches is not None:
         ranked = [(c, s) for c, s in ranked if matches(c.path)]
     return ranked[:limit]
 
 
-def open_snapshot(url: str, *, repo: str, space: str, chunking: str, commits: Sequence[str]) -> SharedSnapshot | None:
+def open_snapshot(
+    url: str, *, repo: str, space: str, chunking: str, commits: Sequence[str]
+) -> SharedSnapshot | None:
     """The ready snapshot of the first of `commits` (nearest first) published for this
     repository, embedding space and chunking; None when there is none."""
     if not commits:
@@ -397,5 +421,7 @@ def open_snapshot(url: str, *, repo: str, space: str, chunking: str, commits: Se
     for commit in commits:
         if commit in by_commit:
             sid, _, repo_id, space_id, dim = by_commit[commit]
-            return SharedSnapshot(url, repo_id=repo_id, space_id=space_id, dim=dim, snapshot_id=sid, commit=commit)
+            return SharedSnapshot(
+                url, repo_id=repo_id, space_id=space_id, dim=dim, snapshot_id=sid, commit=commit
+            )
     return None
