@@ -150,7 +150,8 @@ def main() -> int:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
     print(
-        "| corpus | files | MB | parse MB/s | parse+query MB/s | chunk MB/s | chunks/s | chunk/parse speed |"
+        "| corpus | files | MB | parse MB/s | parse+query MB/s | chunk MB/s | chunks/s | "
+        "chunk/parse speed |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, row in rows.items():

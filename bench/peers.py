@@ -15,8 +15,9 @@ plus its Chroma server child are summed exactly as our own process trees are.
 Quality: each question goes to the warm LSP server (top 10 chunks); a chunk maps to a path,
 and to a symbol when its line range lies inside one of our chunker's definitions
 (innermost wins). A second, generous mapping (an upper bound) credits a chunk with an
-expected definition when it covers at least half of it. Both are scored with the retrieval engineer's matcher
-(`codeqa_lsp.retrieval.evaluation`), so VectorCode and our arms are scored by one rule.
+expected definition when it covers at least half of it. Both are scored with the retrieval
+engineer's matcher (`codeqa_lsp.retrieval.evaluation`), so VectorCode and our arms are
+scored by one rule.
 
 Writes `bench/results/peers.json`.
 """

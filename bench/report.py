@@ -212,7 +212,8 @@ def main(argv: Iterable[str] = ()) -> int:
     OUTPUT.write_text(render(docs, plots), encoding="utf-8")
     present = [name for name, doc in docs.items() if doc is not None]
     print(
-        f"wrote {OUTPUT} from {', '.join(present) or 'no results'}; plots: {', '.join(plots) or 'none'}"
+        f"wrote {OUTPUT} from {', '.join(present) or 'no results'}; plots: "
+        f"{', '.join(plots) or 'none'}"
     )
     return 0
 

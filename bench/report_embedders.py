@@ -48,7 +48,8 @@ def _quality(doc: Doc | None) -> list[str]:
         )
     if rows:
         lines += [
-            f"CoSQA dev ({doc.get('queries')} queries), nDCG@10 per arm, and cosine of each chunk's vector "
+            f"CoSQA dev ({doc.get('queries')} queries), nDCG@10 per arm, and cosine of each "
+            "chunk's vector "
             f"to `{ref}`'s on the same text:",
             "",
         ]
@@ -74,7 +75,8 @@ def _quality(doc: Doc | None) -> list[str]:
             ]
             rows.append(row)
         lines += [
-            f"The shared questions ({', '.join(questions.get('sets') or [])}), hit@5 / MRR@10 per arm; "
+            f"The shared questions ({', '.join(questions.get('sets') or [])}), hit@5 / MRR@10 per "
+            "arm; "
             f"cosine to `{ref_key.removeprefix('cosine_to_') if ref_key else '?'}` on every chunk:",
             "",
         ]
@@ -110,7 +112,8 @@ def _speed(doc: Doc | None) -> list[str]:
             ]
         )
     lines += [
-        f"Clean index of {doc.get('root')} in a fresh process per embedder (wall includes start and "
+        f"Clean index of {doc.get('root')} in a fresh process per embedder (wall includes start "
+        "and "
         "model load; chunks/s = embedded chunks over that wall):",
         "",
     ]
@@ -127,7 +130,8 @@ def _speed(doc: Doc | None) -> list[str]:
             for kind, r in qe.items()
         ]
         lines += [
-            "One short question at a time (fresh process; load = import, tokenizer, session, first call):",
+            "One short question at a time (fresh process; load = import, tokenizer, session, first "
+            "call):",
             "",
         ]
         lines += [*table(["embedder", "load + first s", "query p50 ms", "query p95 ms"], rows), ""]
@@ -137,9 +141,11 @@ def _speed(doc: Doc | None) -> list[str]:
     per_call = doc.get("search_per_call_s") or {}
     if per_call:
         lines += [
-            f"`codeqa search` per call on the built index (median of {len((doc.get('search_calls_s') or {}).get('hash') or [])}, "
+            "`codeqa search` per call on the built index (median of "
+            f"{len((doc.get('search_calls_s') or {}).get('hash') or [])}, "
             f"interleaved): default {fmt(per_call.get('local'), 3)} s, `--embedder hash` "
-            f"{fmt(per_call.get('hash'), 3)} s, ratio **{fmt(doc.get('search_local_over_hash'))}×** (target ≤ 1.5×).",
+            f"{fmt(per_call.get('hash'), 3)} s, ratio "
+            f"**{fmt(doc.get('search_local_over_hash'))}×** (target ≤ 1.5×).",
             "",
         ]
     if doc.get("search_note"):
@@ -156,8 +162,10 @@ def _threads(doc: Doc | None) -> list[str]:
     if idle:
         sample = doc.get("sample") or {}
         lines += [
-            f"Embedding throughput on {sample.get('chunks')} click/src chunks (chunks/s, median; ×: against "
-            f"the first row). As found: {_load(doc['idle'])}. With one more core busy in another process: "
+            f"Embedding throughput on {sample.get('chunks')} click/src chunks (chunks/s, median; "
+            "×: against "
+            f"the first row). As found: {_load(doc['idle'])}. With one more core busy in another "
+            "process: "
             f"{_load(doc['one_core_busy']) if busy else 'not run'}.",
             "",
         ]
@@ -182,7 +190,8 @@ def _threads(doc: Doc | None) -> list[str]:
             f"{k}: {fmt(v, 1)} ms" for k, v in (probe.get("query_ms_median") or {}).items()
         )
         lines += [
-            f"One short question, median, near idle (load average {fmt(probe.get('load_average'), 1)}, "
+            "One short question, median, near idle (load average "
+            f"{fmt(probe.get('load_average'), 1)}, "
             f"{probe.get('date')}): {cells}.",
             "",
         ]
@@ -201,8 +210,10 @@ def _threads(doc: Doc | None) -> list[str]:
             for r in server.get("runs") or []
         ]
         lines += [
-            f"The real server over stdio building a clean `local` index of {server.get('root')}: hover round "
-            f"trips one after another during the run, then 100 after it (same server). {_load(server)}.",
+            f"The real server over stdio building a clean `local` index of {server.get('root')}: "
+            "hover round "
+            "trips one after another during the run, then 100 after it (same server). "
+            f"{_load(server)}.",
             "",
         ]
         lines += table(

@@ -331,7 +331,9 @@ def summary_section(docs: dict[str, Doc | None]) -> list[str]:
     return [
         "## Summary against the targets",
         "",
-        'Targets from issues 8, 12 and 13 (the 100-question, CoSQA and speed targets are unchanged; SWE-bench and off-topic confidence have their own sections below). "not run" means the result file (or that part of it) is missing.',
+        "Targets from issues 8, 12 and 13 (the 100-question, CoSQA and speed targets are "
+        'unchanged; SWE-bench and off-topic confidence have their own sections below). "not run" '
+        "means the result file (or that part of it) is missing.",
         "",
         *table(["target", "measured", "status"], _target_rows(docs)),
     ]
@@ -356,7 +358,8 @@ def quality_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[
         "Definition-level hit@k and MRR@10 by the matcher in `codeqa_lsp/retrieval/evaluation.py` "
         "(rules: `shared/eval/README.md`); file hit@5 = any result from an expected file in the "
         "top 5. VectorCode returns line ranges: *contained* maps a chunk to the innermost of our "
-        "definitions containing it (headline); *covers* credits a chunk with an expected definition "
+        "definitions containing it (headline); *covers* credits a chunk with an expected "
+        "definition "
         "it covers at least half of (an upper bound). ripgrep ranks files by matches of the "
         "question's non-stopword terms, so only its file hit@5 means anything.",
         "",
@@ -711,8 +714,10 @@ def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> lis
         lines += [f"_{NOT_RUN}_", ""]
     else:
         lines += [
-            f"Hybrid `CodeBase.search` (top 8) over {dig(points, 0, 'latency', 'n')} distinct questions, "
-            f"query embedded with `{dig(speed, 'query_embedder')}`. Indexes marked *hash vectors* were "
+            f"Hybrid `CodeBase.search` (top 8) over {dig(points, 0, 'latency', 'n')} distinct "
+            "questions, "
+            f"query embedded with `{dig(speed, 'query_embedder')}`. Indexes marked *hash vectors* "
+            "were "
             "built with the hashing embedder (same 384 dimensions, same hnswlib index) because "
             "embedding ~100k chunks with MiniLM takes hours on 2 cores; each query still runs the "
             "MiniLM forward pass and searches an index of that size, so the work per query is the "
@@ -751,9 +756,12 @@ def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> lis
     if lsp:
         warm = lsp.get("warm") or {}
         lines += [
-            f"For reference, VectorCode's warm LSP query on click/src (`vectorcode-server`, 5 results): "
-            f"p50 {fmt(warm.get('p50_ms'), 1)} ms, p95 {fmt(warm.get('p95_ms'), 1)} ms; its first query "
-            f"{fmt(lsp.get('first_query_s'), 1)} s; server peak RSS {fmt(lsp.get('server_tree_peak_rss_mb'), 0)} MB.",
+            "For reference, VectorCode's warm LSP query on click/src (`vectorcode-server`, 5 "
+            "results): "
+            f"p50 {fmt(warm.get('p50_ms'), 1)} ms, p95 {fmt(warm.get('p95_ms'), 1)} ms; its first "
+            "query "
+            f"{fmt(lsp.get('first_query_s'), 1)} s; server peak RSS "
+            f"{fmt(lsp.get('server_tree_peak_rss_mb'), 0)} MB.",
             "",
         ]
     return lines

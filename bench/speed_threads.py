@@ -104,7 +104,8 @@ def measure_throughput(texts: list[str], repeats: int, contended: bool) -> dict[
                 rates.setdefault(key, []).append(rate)
                 query_ms.setdefault(key, []).append(ms)
                 print(
-                    f"[threads] {'busy' if contended else 'idle'} {key}: {rate:.1f}/s, query {ms:.1f} ms",
+                    f"[threads] {'busy' if contended else 'idle'} {key}: {rate:.1f}/s, query "
+                    f"{ms:.1f} ms",
                     file=sys.stderr,
                     flush=True,
                 )

@@ -309,7 +309,8 @@ class Settings:
         if endpoint_field not in self.workspace_scoped or not url or is_loopback_url(url):
             return None
         return (
-            f"{_camel(endpoint_field)} {redact_url(url)} comes from workspace settings; code is only "
+            f"{_camel(endpoint_field)} {redact_url(url)} comes from workspace settings; code is "
+            "only "
             "sent to a remote endpoint set in user settings or on the command line"
         )
 

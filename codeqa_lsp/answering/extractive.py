@@ -75,7 +75,8 @@ def matching_lines(
 def describe_chunk(number: int, chunk: Chunk, question: str = "") -> str:
     """One cited item: symbol, location, doc sentence, signature, matching lines."""
     lines = [
-        f"**[{number}]** `{chunk.symbol}` ({chunk.kind}) — `{chunk.path}:{chunk.start_line}-{chunk.end_line}`"
+        f"**[{number}]** `{chunk.symbol}` ({chunk.kind}) — "
+        f"`{chunk.path}:{chunk.start_line}-{chunk.end_line}`"
     ]
     if chunk.doc.strip():
         lines.append(f"> {first_sentence(chunk.doc)}")

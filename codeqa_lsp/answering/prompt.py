@@ -60,7 +60,10 @@ class Prompt:
 
 def chunk_header(number: int, chunk: Chunk) -> str:
     part = f", part {chunk.part + 1}/{chunk.parts}" if chunk.parts > 1 else ""
-    return f"[{number}] {chunk.path}:{chunk.start_line}-{chunk.end_line} `{chunk.symbol}` ({chunk.kind}{part})"
+    return (
+        f"[{number}] {chunk.path}:{chunk.start_line}-{chunk.end_line} "
+        f"`{chunk.symbol}` ({chunk.kind}{part})"
+    )
 
 
 def _fence(text: str) -> str:

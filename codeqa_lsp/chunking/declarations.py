@@ -2,10 +2,11 @@
 
 A `.pyi` stub, a `.d.ts`, a TypeScript overload or ambient signature, a Python `@overload`,
 an abstract method (`@abstractmethod`, or a body of only a docstring, `...`, `pass` or
-`raise NotImplementedError`), an interface (TypeScript, Java, C#, PHP, Go): each repeats the name, the parameters and often the docstring
-of the implementation, so it matches a question as well as the implementation does, and
-crowds it out of the top results while answering nothing about behaviour. The chunker marks
-them (`Chunk.declaration`); retrieval ranks them below what they declare.
+`raise NotImplementedError`), an interface (TypeScript, Java, C#, PHP, Go): each repeats
+the name, the parameters and often the docstring of the implementation, so it matches a
+question as well as the implementation does, and crowds it out of the top results while
+answering nothing about behaviour. The chunker marks them (`Chunk.declaration`); retrieval
+ranks them below what they declare.
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ _PYTHON_START = re.compile(rb"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+[A-Za-z_]
 _JS_START = re.compile(
     (
         r"[ \t]*" + _MODIFIERS + r"(?:function\b|class[ \t]+[\w$]"
-        r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*(?::[^=]*)?=[ \t]*(?:async[ \t]+)?(?:function\b|\(|[\w$]+[ \t]*=>)"
+        r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*(?::[^=]*)?=[ \t]*(?:async[ "
+        r"\t]+)?(?:function\b|\(|[\w$]+[ \t]*=>)"
         r"|(?:get[ \t]+|set[ \t]+)?[\w$]+[ \t]*(?:<[^>]*>)?\([^)]*\)[ \t]*(?::[^{]*)?\{[ \t]*$"
         r"|[\w$.]+[ \t]*=[ \t]*(?:async[ \t]+)?function\b)"
     ).encode()

@@ -195,7 +195,8 @@ def _render(stream: Any, to_json: bool) -> Answer | None:
     sys.stdout.write("\n")
     if answer.dropped_citations:
         print(
-            f"\n(removed {answer.dropped_citations} citation marker(s) that referred to no provided code)"
+            f"\n(removed {answer.dropped_citations} citation marker(s) that referred to no "
+            "provided code)"
         )
     if answer.citations:
         print("\nCitations:")

@@ -19,7 +19,10 @@ from typing import Any
 from codeqa_lsp.cli import UsageError, existing_dir
 from codeqa_lsp.cli.ask_cmds import _answer_options, _render, _workspace, conversation_for
 
-HELP = "type a question; /new starts a new conversation, /threads lists them, /thread ID switches, /quit leaves"
+HELP = (
+    "type a question; /new starts a new conversation, /threads lists them, "
+    "/thread ID switches, /quit leaves"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -88,7 +91,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
                     for thread in store.list():
                         mark = "*" if thread.id == thread_id else " "
                         print(
-                            f"{mark} {thread.id}  {len(thread.turns):2} turns  {_ago(thread.updated):>11}  {thread.title}"
+                            f"{mark} {thread.id}  {len(thread.turns):2} turns  "
+                            f"{_ago(thread.updated):>11}  {thread.title}"
                         )
                     continue
                 if question.startswith("/thread "):

@@ -41,7 +41,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
         if not store_url_ok(args.store):
             raise UsageError(
-                "--store must be a postgresql:// URL without a password (use PGPASSWORD or ~/.pgpass)"
+                "--store must be a postgresql:// URL without a password (use PGPASSWORD or "
+                "~/.pgpass)"
             )
         changes["store"] = args.store
     return Settings().replace(**changes)

@@ -75,7 +75,8 @@ def parse_arms(value: str) -> tuple[SearchMode, ...]:
     unknown = [a for a in arms if a not in MODES]
     if not arms or unknown:
         raise UsageError(
-            f"--arms: unknown arm(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(MODES)}"
+            f"--arms: unknown arm(s) {', '.join(unknown) or '(none)'}; choose from "
+            f"{', '.join(MODES)}"
         )
     return tuple(mode for arm in arms for mode in MODES if mode == arm)
 

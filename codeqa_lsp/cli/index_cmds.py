@@ -139,12 +139,14 @@ def cmd_index(args: argparse.Namespace) -> int:
     else:
         definitions = kinds["function"] + kinds["method"]
         print(
-            f"Indexed {definitions} functions and {kinds['class']} classes ({status.chunks} chunks) "
+            f"Indexed {definitions} functions and {kinds['class']} classes ({status.chunks} "
+            "chunks) "
             f"from {status.files} files in {report.seconds:.1f} seconds"
         )
         print(
             f"  changed files: {report.files_changed}, removed: {report.files_removed}, "
-            f"embedded: {report.embedded} new chunk(s) with {status.embedder} ({status.embedding_model}), "
+            f"embedded: {report.embedded} new chunk(s) with {status.embedder} "
+            f"({status.embedding_model}), "
             f"coverage {status.coverage:.0%}"
         )
         if report.skipped:
@@ -283,7 +285,8 @@ def _print_response(response: SearchResponse, show_scores: bool) -> None:
         if show_scores:
             line += (
                 f"  score={hit.score:.4f} bm25={_rank(hit.bm25_rank)}"
-                f" dense={_rank(hit.dense_rank)} cos={'-' if hit.dense_score is None else f'{hit.dense_score:.3f}'}"
+                f" dense={_rank(hit.dense_rank)} "
+                f"cos={'-' if hit.dense_score is None else f'{hit.dense_score:.3f}'}"
             )
         print(line)
         first = (c.signature or c.text).strip().splitlines()

@@ -71,7 +71,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
         )
     elif report.already_published:
         print(
-            f"{report.repo} @ {report.commit[:12]} is already published (snapshot {report.snapshot_id})"
+            f"{report.repo} @ {report.commit[:12]} is already published (snapshot "
+            f"{report.snapshot_id})"
         )
     else:
         print(

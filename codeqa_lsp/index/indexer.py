@@ -140,7 +140,8 @@ class Indexer:
         if self.read_only_reason is not None:
             raise IndexReadOnly(
                 f"the index at {self.index_dir} cannot be written ({self.read_only_reason}); "
-                "the previous index is still searchable — free space (or fix permissions) and run again"
+                "the previous index is still searchable — free space (or fix permissions) and run "
+                "again"
             )
 
     # -- opening and recovery ------------------------------------------------------------

@@ -54,7 +54,8 @@ def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndex
         return OverlayIndexer(local, url)
     except ImportError:
         log.warning(
-            "store is set but the PostgreSQL driver is missing (pip install 'codeqa-lsp[postgres]'); "
+            "store is set but the PostgreSQL driver is missing (pip install "
+            "'codeqa-lsp[postgres]'); "
             "using the local index"
         )
     except ValueError as exc:  # dsn.StoreUrlError, already redacted

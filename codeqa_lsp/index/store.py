@@ -283,7 +283,8 @@ class Store:
         self, conn: sqlite3.Connection, path: str, size: int, mtime: float, sha: str, now: float
     ) -> None:
         conn.execute(
-            "INSERT OR REPLACE INTO files(path, size, mtime, sha256, indexed_at) VALUES (?,?,?,?,?)",
+            "INSERT OR REPLACE INTO files(path, size, mtime, sha256, indexed_at) VALUES "
+            "(?,?,?,?,?)",
             (path, size, mtime, sha, now),
         )
 

@@ -223,7 +223,8 @@ class CodeService:
         elif progress.indexing:
             note = (
                 f"keyword search over the whole workspace; semantic embeddings cover "
-                f"{coverage:.0%} so far and are still being computed ({progress.done}/{progress.total})"
+                f"{coverage:.0%} so far and are still being computed "
+                f"({progress.done}/{progress.total})"
             )
         elif coverage < 1.0:
             note = f"semantic embeddings cover {coverage:.0%}; keyword search covers everything"

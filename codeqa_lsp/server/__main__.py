@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--token-file",
         metavar="PATH",
         help="TCP: read the client's token from this 0600 file (or write a new one there); "
-        "default: $CODEQA_LSP_TOKEN, else a new token in $XDG_RUNTIME_DIR/codeqa-lsp/tcp-PORT.token",
+        "default: $CODEQA_LSP_TOKEN, else a new token in "
+        "$XDG_RUNTIME_DIR/codeqa-lsp/tcp-PORT.token",
     )
     parser.add_argument(
         "--max-clients",
@@ -112,7 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--base-url",
         metavar="URL",
-        help="trusted answer endpoint (OpenAI-compatible server or gateway): may receive your API key",
+        help=(
+            "trusted answer endpoint (OpenAI-compatible server or gateway): "
+            "may receive your API key"
+        ),
     )
     parser.add_argument(
         "--embedding-base-url",

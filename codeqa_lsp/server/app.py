@@ -226,7 +226,8 @@ class CodeQAServer(LanguageServer):
                 # repository's own settings file must not choose where they go (README "Privacy").
                 self.report_settings_problems(
                     [
-                        f"'{SETTINGS[name].wire}' is only taken from user settings or the command line; ignored"
+                        f"'{SETTINGS[name].wire}' is only taken from user settings or the command "
+                        "line; ignored"
                     ]
                 )
                 settings = settings.replace(**{name: SETTINGS[name].default})

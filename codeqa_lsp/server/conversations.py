@@ -1,6 +1,7 @@
 """Conversation commands: thin LSP wrappers over the engine's threads (answering/conversation.py).
 
-- `codeqa.conversation.new` `[{title?}]` → the new thread `{id, title, client, created, updated, turns}`
+- `codeqa.conversation.new` `[{title?}]` → the new thread
+  `{id, title, client, created, updated, turns}`
 - `codeqa.conversation.continue` `[{question, threadId?, path?, language?, requestId?}]` → the
   answer (as `codeqa.ask`, streamed the same way) plus `threadId`; without `threadId` the
   client's latest thread continues (a new one is started when it has none, or with
@@ -46,8 +47,10 @@ NEW, CONTINUE, LIST, GET, CLEAR = (
 declare_shapes(
     {
         NEW: "[{title?: string}]",
-        CONTINUE: "[{question: string, threadId?: string, newThread?: bool, path?: string, language?: string, "
-        "requestId?: string}]",
+        CONTINUE: (
+            "[{question: string, threadId?: string, newThread?: bool, path?: string, "
+            "language?: string, requestId?: string}]"
+        ),
         LIST: "[{client?: bool}]",
         GET: "[{threadId: string}]",
         CLEAR: "[{threadId?: string}]",

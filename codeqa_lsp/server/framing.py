@@ -141,7 +141,8 @@ async def read_messages(
                 error_frame(
                     None,
                     INVALID_REQUEST,
-                    f"Invalid Request: message of {size} bytes exceeds the limit of {max_bytes} bytes",
+                    f"Invalid Request: message of {size} bytes exceeds the limit of {max_bytes} "
+                    "bytes",
                 ),
             )
             logger.warning("refused a message of %d bytes (limit %d)", size, max_bytes)

@@ -18,7 +18,8 @@ from codeqa_lsp.config import Settings
 
 class IndexingHost(Protocol):
     settings: Settings
-    # Cancel flags of the running index runs, by `$/progress` token (window/workDoneProgress/cancel).
+    # Cancel flags of the running index runs, by `$/progress` token
+    # (window/workDoneProgress/cancel).
     progress_cancellers: dict[types.ProgressToken, threading.Event]
 
     @property

@@ -79,7 +79,10 @@ class IndexRuns:
             )
             folder.last_report = report
             folder.last_indexed = time.time()
-            end_message = f"{report.chunks_total} chunks from {report.files_seen} files in {report.seconds:.1f} s"
+            end_message = (
+                f"{report.chunks_total} chunks from {report.files_seen} files "
+                f"in {report.seconds:.1f} s"
+            )
             if report.cancelled:
                 end_message += " (cancelled)"
             if report.rebuilt_reason:

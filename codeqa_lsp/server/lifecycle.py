@@ -32,7 +32,8 @@ async def on_initialize(ls: CodeQAServer, params: types.InitializeParams) -> Non
     if options is not None and not isinstance(options, dict):
         ls.report_settings_problems(
             [
-                f"initializationOptions must be an object, got {type(options).__name__}; using defaults"
+                f"initializationOptions must be an object, got {type(options).__name__}; using "
+                "defaults"
             ]
         )
         options = {}

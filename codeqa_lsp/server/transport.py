@@ -283,7 +283,8 @@ async def _session(
                     error_frame(
                         msg_id,
                         AUTH_FAILED,
-                        f"authentication required: send initialize with initializationOptions.{TOKEN_OPTION}",
+                        "authentication required: send initialize with "
+                        f"initializationOptions.{TOKEN_OPTION}",
                     )
                 )
                 closed = True

@@ -57,7 +57,8 @@ def test_chat_loop_streams_answers_and_keeps_the_thread(
         sys,
         "stdin",
         io.StringIO(
-            "how is the coupon discount computed?\nand where is it called from?\n/threads\n/new\n/quit\n"
+            "how is the coupon discount computed?\nand where is it called "
+            "from?\n/threads\n/new\n/quit\n"
         ),
     )
     assert main(cli(repo, tmp_path, "chat")) == 0

@@ -110,7 +110,10 @@ def test_the_fake_is_a_code_source() -> None:
 def test_markers_and_mentions_are_checked_against_the_files_now() -> None:
     source = indexed_source()
     greet, farewell = source.chunk("greet"), source.chunk("farewell")
-    text = f"`greet` says hello [1], `farewell` reuses it [2, 7]. See app/greet.py:{greet.start_line + 1} and app/other.py:3."
+    text = (
+        "`greet` says hello [1], `farewell` reuses it [2, 7]. "
+        f"See app/greet.py:{greet.start_line + 1} and app/other.py:3."
+    )
     checked = verify(text, [greet, farewell], CitationResolver(source))
     assert [(c.number, c.path, c.start_line, c.end_line, c.stale) for c in checked.citations] == [
         (1, "app/greet.py", greet.start_line, greet.end_line, False),

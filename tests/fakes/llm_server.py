@@ -22,8 +22,9 @@ Every request is recorded (`server.requests`: path, headers, parsed JSON body, r
 
 Use it as a context manager (`with FakeLLMServer() as server: ...`) or through the pytest
 fixture `fake_llm` exported by `tests.fakes` (import it into your test package's
-`conftest.py`: `from tests.fakes import fake_llm  # noqa: F401`). Another process (the language server in
-a subprocess) can use it too: pass `server.url` as `baseUrl` / `embeddingBaseUrl`.
+`conftest.py`: `from tests.fakes import fake_llm  # noqa: F401`). Another process (the
+language server in a subprocess) can use it too: pass `server.url` as `baseUrl` /
+`embeddingBaseUrl`.
 """
 
 from __future__ import annotations

@@ -240,8 +240,8 @@ async def test_edits_deletions_and_new_secrets_are_seen_by_the_next_call(project
     async with serve(project) as client:
         await wait_until_indexed(client)
         extra = (
-            UPLOADS
-            + "\n\ndef resume_partial_upload(client, path, offset):\n    return client.put(path, offset=offset)\n"
+            UPLOADS + "\n\ndef resume_partial_upload(client, path, offset):\n"
+            "    return client.put(path, offset=offset)\n"
         )
         (project / "src" / "uploads.py").write_text(extra)
         os.utime(

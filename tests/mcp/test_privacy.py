@@ -51,7 +51,8 @@ async def test_a_provider_on_the_command_line_is_used_with_redaction(
 ) -> None:
     key = "sk-cmdline-key-0123456789abcdef"
     (project / "src" / "config.py").write_text(
-        f"def upload_settings():\n    \"\"\"Upload retry settings.\"\"\"\n    return {{'token': '{key}', 'retries': 3}}\n"
+        f'def upload_settings():\n    """Upload retry settings."""\n    return {{\'token\': '
+        f"'{key}', 'retries': 3}}\n"
     )
     args = (
         "--embedder",

@@ -96,7 +96,8 @@ def test_old_snapshots_and_the_rows_only_they_referenced_are_collected(
     # Nothing dangling: every chunk row belongs to a version some snapshot lists.
     with psycopg.connect(pg_url) as conn:
         orphans = conn.execute(
-            "SELECT count(*) FROM codeqa.chunks c WHERE NOT EXISTS (SELECT 1 FROM codeqa.snapshot_files sf "
+            "SELECT count(*) FROM codeqa.chunks c WHERE NOT EXISTS (SELECT 1 FROM "
+            "codeqa.snapshot_files sf "
             "WHERE sf.path = c.path AND sf.sha256 = c.file_sha)"
         ).fetchone()[0]
     assert orphans == 0
@@ -129,11 +130,13 @@ def test_a_crashed_publish_is_collected_after_a_day(tmp_path: Path, pg_url: str)
     with psycopg.connect(pg_url) as conn:
         conn.execute(
             "INSERT INTO codeqa.snapshots(repo_id, commit, ref, space_id, chunking, started_at) "
-            "SELECT repo_id, 'dead', 'main', space_id, chunking, now() - interval '2 days' FROM codeqa.snapshots"
+            "SELECT repo_id, 'dead', 'main', space_id, chunking, now() - interval '2 days' FROM "
+            "codeqa.snapshots"
         )
         conn.execute(
             "INSERT INTO codeqa.snapshots(repo_id, commit, ref, space_id, chunking) "
-            "SELECT repo_id, 'running', 'main', space_id, chunking FROM codeqa.snapshots WHERE commit <> 'dead'"
+            "SELECT repo_id, 'running', 'main', space_id, chunking FROM codeqa.snapshots WHERE "
+            "commit <> 'dead'"
         )
     _commit(root, V2, "next")
     report = _publish(pg_url, root, keep=5)

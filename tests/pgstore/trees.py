@@ -51,5 +51,8 @@ TREE = {
     "net/retry.go": RETRY_GO,
     "docs/guide.md": "# Guide\n\nHow to deploy the service with the blue green strategy.\n",
     ".env": "DATABASE_PASSWORD=hunter2-very-secret\n",
-    "config/deploy_key.py": 'KEY = """-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"""\n',
+    "config/deploy_key.py": (
+        'KEY = """-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n'
+        '-----END RSA PRIVATE KEY-----\n"""\n'
+    ),
 }

@@ -40,9 +40,16 @@ ALL_SECRETS = (*KEY_SHAPED, AWS_SECRET, DB_PASSWORD, PRIVATE_KEY_BODY, PEM_BODY)
 SECRET_NAMED_FILES = {
     ".env": f"OPENAI_API_KEY={OPENAI_KEY}\nDATABASE_PASSWORD={DB_PASSWORD}\n",
     ".env.local": f"AWS_ACCESS_KEY_ID={AWS_KEY}\nAWS_SECRET_ACCESS_KEY={AWS_SECRET}\n",
-    "deploy/id_rsa": f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----\n",
-    "deploy/server.pem": f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----\n",
-    "creds/credentials.json": f'{{"aws_access_key_id": "{AWS_KEY}", "aws_secret_access_key": "{AWS_SECRET}"}}\n',
+    "deploy/id_rsa": (
+        f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n"
+        "-----END OPENSSH PRIVATE KEY-----\n"
+    ),
+    "deploy/server.pem": (
+        f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----\n"
+    ),
+    "creds/credentials.json": (
+        f'{{"aws_access_key_id": "{AWS_KEY}", "aws_secret_access_key": "{AWS_SECRET}"}}\n'
+    ),
 }
 # Ordinary source files that happen to hold a key: skipped whole, by content.
 KEYS_IN_SOURCE = {

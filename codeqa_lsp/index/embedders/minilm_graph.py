@@ -68,7 +68,8 @@ def read_safetensors_header(path: Path) -> tuple[int, dict[str, Any]]:
     )
     if offset + end != size:
         raise WeightsError(
-            f"{path.name} is {size} bytes, its header describes {offset + end}: truncated or corrupt"
+            f"{path.name} is {size} bytes, its header describes {offset + end}: truncated or "
+            "corrupt"
         )
     return offset, header
 

@@ -86,7 +86,8 @@ class OpenAIEmbedder:
         if not key:
             if not self.base_url:
                 raise EmbedderError(
-                    "the openai embedder needs an API key: set OPENAI_API_KEY (or apiKey with provider openai)"
+                    "the openai embedder needs an API key: set OPENAI_API_KEY (or apiKey with "
+                    "provider openai)"
                 )
             key = "unused"  # local OpenAI-compatible servers usually ignore the key
         self.model = settings.embedding_model or DEFAULT_MODEL
@@ -140,7 +141,8 @@ class OpenAIEmbedder:
                 return np.asarray([row.embedding for row in rows], dtype=np.float32)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise EmbedderError(
-                    f"the embeddings endpoint refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY"
+                    f"the embeddings endpoint refused the API key (HTTP {exc.status_code}); check "
+                    "OPENAI_API_KEY"
                 ) from None
             except (
                 openai.RateLimitError,

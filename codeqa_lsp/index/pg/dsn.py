@@ -50,7 +50,8 @@ def validate(url: str) -> str:
         raise StoreUrlError(f"invalid store URL {redact(url)!r}: {redact(str(exc))}") from None
     if params.get("password"):
         raise StoreUrlError(
-            f"store URL {redact(url)!r} contains a password; put it in PGPASSWORD or ~/.pgpass instead"
+            f"store URL {redact(url)!r} contains a password; put it in PGPASSWORD or ~/.pgpass "
+            "instead"
         )
     return url
 

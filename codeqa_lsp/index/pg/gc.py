@@ -99,7 +99,8 @@ def collect(conn: Any, repo_id: int, snapshot_ids: list[int]) -> CollectReport:
             f"""
             CREATE TEMP TABLE codeqa_gone ON COMMIT DROP AS
             SELECT DISTINCT s.space_id, sf.path, sf.sha256 FROM {SCHEMA}.snapshot_files sf
-            JOIN {SCHEMA}.snapshots s ON s.id = sf.snapshot_id WHERE s.id = ANY(%s) AND s.repo_id = %s
+            JOIN {SCHEMA}.snapshots s ON s.id = sf.snapshot_id \
+WHERE s.id = ANY(%s) AND s.repo_id = %s
             EXCEPT
             SELECT DISTINCT s.space_id, sf.path, sf.sha256 FROM {SCHEMA}.snapshot_files sf
             JOIN {SCHEMA}.snapshots s ON s.id = sf.snapshot_id

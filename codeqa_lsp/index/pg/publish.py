@@ -60,9 +60,12 @@ MAINTENANCE_WORK_MEM = "512MB"
 # skips rows already stored. Measured in BENCHMARKS.md ("Shared team index"): COPY made the
 # publish of the 100k-chunk tree several times faster than one INSERT per row.
 LOAD_COLUMNS = (
-    "repo_id integer, space_id integer, path text, file_sha text, id text, label bigint, name text, "
-    "symbol text, kind text, language text, start_line integer, end_line integer, start_byte integer, "
-    "end_byte integer, text text, signature text, doc text, part integer, parts integer, attrs jsonb, "
+    "repo_id integer, space_id integer, path text, file_sha text, id text, label bigint, name "
+    "text, "
+    "symbol text, kind text, language text, start_line integer, end_line integer, start_byte "
+    "integer, "
+    "end_byte integer, text text, signature text, doc text, part integer, parts integer, attrs "
+    "jsonb, "
     "embed_hash text, embedding vector, tok_a text, tok_c text, tok_b text, tok_d text"
 )
 _LOAD_TABLE = "codeqa_chunks_load"
@@ -240,7 +243,8 @@ class Publisher:
             with conn.transaction():
                 total = conn.execute(
                     f"SELECT count(*) FROM {SCHEMA}.snapshot_files sf JOIN {SCHEMA}.chunks c "
-                    "ON c.repo_id = %s AND c.space_id = %s AND c.path = sf.path AND c.file_sha = sf.sha256 "
+                    "ON c.repo_id = %s AND c.space_id = %s AND c.path = sf.path AND c.file_sha = "
+                    "sf.sha256 "
                     "WHERE sf.snapshot_id = %s",
                     (repo_id, space_id, snapshot_id),
                 ).fetchone()[0]
@@ -294,7 +298,8 @@ class Publisher:
                 self._insert_versions(conn, repo_id, space_id, fresh, report)
                 with conn.cursor() as cur:
                     cur.executemany(
-                        f"INSERT INTO {SCHEMA}.snapshot_files(snapshot_id, path, sha256) VALUES (%s, %s, %s)",
+                        f"INSERT INTO {SCHEMA}.snapshot_files(snapshot_id, path, sha256) VALUES "
+                        "(%s, %s, %s)",
                         [(snapshot_id, p, s) for p, s, _ in batch],
                     )
             report.files_seen += len(batch)
@@ -308,7 +313,8 @@ class Publisher:
         if not versions:
             return set()
         rows = conn.execute(
-            f"SELECT DISTINCT path, file_sha FROM {SCHEMA}.chunks WHERE repo_id = %s AND space_id = %s "
+            f"SELECT DISTINCT path, file_sha FROM {SCHEMA}.chunks WHERE repo_id = %s AND space_id "
+            "= %s "
             "AND (path, file_sha) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
             (repo_id, space_id, [p for p, _ in versions], [s for _, s in versions]),
         ).fetchall()
@@ -348,7 +354,8 @@ class Publisher:
         hashes = [embed_hash(t) for t in texts]
         rows = conn.execute(
             f"SELECT DISTINCT ON (embed_hash) embed_hash, embedding::text FROM {SCHEMA}.chunks "
-            "WHERE repo_id = %s AND space_id = %s AND embed_hash = ANY(%s) AND embedding IS NOT NULL",
+            "WHERE repo_id = %s AND space_id = %s AND embed_hash = ANY(%s) AND embedding IS NOT "
+            "NULL",
             (repo_id, space_id, list(set(hashes))),
         ).fetchall()
         known = {h: parse_vector(v) for h, v in rows}

@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.snapshots (
     UNIQUE (repo_id, commit, space_id, chunking)
 );
 -- added after schema 1 shipped; additive, so still schema 1 (garbage collection, `gc`):
-ALTER TABLE {SCHEMA}.snapshots ADD COLUMN IF NOT EXISTS started_at timestamptz NOT NULL DEFAULT now();
+ALTER TABLE {SCHEMA}.snapshots ADD COLUMN IF NOT EXISTS started_at timestamptz \
+NOT NULL DEFAULT now();
 CREATE TABLE IF NOT EXISTS {SCHEMA}.snapshot_files (
     snapshot_id bigint NOT NULL REFERENCES {SCHEMA}.snapshots(id) ON DELETE CASCADE,
     path text NOT NULL, sha256 text NOT NULL,
@@ -143,7 +144,8 @@ def ensure_vector_index(conn: Any, space_id: int, repo_id: int, dim: int) -> Non
     rows into it. Integers only in this DDL (an index predicate cannot take a parameter).
     """
     conn.execute(
-        f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(space_id, repo_id)} ON {SCHEMA}.chunks USING hnsw "
+        f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(space_id, repo_id)} ON {SCHEMA}.chunks USING "
+        "hnsw "
         f"((embedding::vector({int(dim)})) vector_cosine_ops) "
         f"WHERE space_id = {int(space_id)} AND repo_id = {int(repo_id)}"
     )

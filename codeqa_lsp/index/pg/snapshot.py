@@ -41,7 +41,8 @@ TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
 # or iterative scan). The first `limit` survivors of a distance-ordered candidate list are
 # the snapshot's true nearest, so recall is lost only when fewer than `limit` survive; then
 # the scan is repeated once with DENSE_WIDEN times the candidates (pgvector's maximum
-# ef_search is 1000); a filter by language or kind takes the same second pass. Measured in BENCHMARKS.md ("Shared team index", many snapshots).
+# ef_search is 1000); a filter by language or kind takes the same second pass. Measured in
+# BENCHMARKS.md ("Shared team index", many snapshots).
 EF_SEARCH = 200
 DENSE_WIDEN = 4
 MAX_EF_SEARCH = 1000
@@ -63,7 +64,8 @@ READ_DEADLINE_SECONDS = dsn.STATEMENT_TIMEOUT_MS / 1000 + 1
 
 def _in_snapshot(snapshot_id: int) -> str:
     return (
-        f"EXISTS (SELECT 1 FROM {SCHEMA}.snapshot_files sf WHERE sf.snapshot_id = {int(snapshot_id)} "
+        f"EXISTS (SELECT 1 FROM {SCHEMA}.snapshot_files sf WHERE sf.snapshot_id = "
+        f"{int(snapshot_id)} "
         "AND sf.path = c.path AND sf.sha256 = c.file_sha)"
     )
 
@@ -95,7 +97,10 @@ class SharedSnapshot:
         self.widened = 0  # dense scans repeated with more candidates (see DENSE_WIDEN)
         self._checked_at = time.monotonic()
         self._has_stats: bool | None = None
-        scope = f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND {_in_snapshot(self.snapshot_id)}"
+        scope = (
+            f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} "
+            f"AND {_in_snapshot(self.snapshot_id)}"
+        )
         self._scope = scope
 
     # -- connections ---------------------------------------------------------------------
@@ -146,7 +151,8 @@ class SharedSnapshot:
         ).fetchone()
         if row is None:
             raise ConnectionError(
-                f"the snapshot of {self.commit[:12]} was garbage-collected; re-index to read a newer one"
+                f"the snapshot of {self.commit[:12]} was garbage-collected; re-index to read a "
+                "newer one"
             )
         self._checked_at = time.monotonic()
 
@@ -176,7 +182,8 @@ class SharedSnapshot:
     def chunk_count(self, exclude: Iterable[str] = ()) -> int:
         """Chunks in the snapshot, leaving out those of the `exclude` paths."""
         rows = self._rows(
-            f"SELECT count(*) FROM {SCHEMA}.chunks c WHERE {self._scope} AND NOT (c.path = ANY(%s))",
+            f"SELECT count(*) FROM {SCHEMA}.chunks c WHERE {self._scope} AND NOT (c.path = "
+            "ANY(%s))",
             (list(exclude),),
         )
         return int(rows[0][0])
@@ -275,8 +282,10 @@ class SharedSnapshot:
         if text is None or limit <= 0:
             return []
         rows = self._rows(
-            f"SELECT path, sum(score) AS total FROM (SELECT c.path, ts_rank('{TS_WEIGHTS}', c.tsv, q, 1) AS score "
-            f"FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q AND {self._scope} "
+            f"SELECT path, sum(score) AS total FROM (SELECT c.path, ts_rank('{TS_WEIGHTS}', c.tsv, "
+            "q, 1) AS score "
+            f"FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q AND "
+            f"{self._scope} "
             f"ORDER BY score DESC LIMIT %s) best GROUP BY path ORDER BY total DESC LIMIT %s",
             (text, limit * FILE_FANOUT, limit),
         )
@@ -314,7 +323,8 @@ class SharedSnapshot:
             )
         rows = self._rows(
             f"SELECT {score} AS score, {SELECT_COLUMNS} FROM {SCHEMA}.chunks c "
-            f"WHERE c.tsv @@ to_tsquery('simple', %s) AND {self._scope}{where} ORDER BY score DESC LIMIT %s",
+            f"WHERE c.tsv @@ to_tsquery('simple', %s) AND {self._scope}{where} ORDER BY score DESC "
+            "LIMIT %s",
             [*score_args, text, *args, fetch],
         )
         out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
@@ -329,7 +339,8 @@ class SharedSnapshot:
         if not self._has_stats:
             return {}
         rows = self._rows(
-            f"SELECT term, df, (SELECT chunks FROM {SCHEMA}.snapshots WHERE id = %s) FROM {SCHEMA}.term_stats "
+            f"SELECT term, df, (SELECT chunks FROM {SCHEMA}.snapshots WHERE id = %s) FROM "
+            f"{SCHEMA}.term_stats "
             "WHERE repo_id = %s AND space_id = %s AND term = ANY(%s)",
             (self.snapshot_id, self.repo_id, self.space_id, list(words)),
         )
@@ -412,7 +423,8 @@ def open_snapshot(
     with dsn.connect(url, read_only=True) as conn:
         rows = conn.execute(
             f"SELECT s.id, s.commit, s.repo_id, s.space_id, sp.dim FROM {SCHEMA}.snapshots s "
-            f"JOIN {SCHEMA}.repos r ON r.id = s.repo_id JOIN {SCHEMA}.spaces sp ON sp.id = s.space_id "
+            f"JOIN {SCHEMA}.repos r ON r.id = s.repo_id JOIN {SCHEMA}.spaces sp ON sp.id = "
+            "s.space_id "
             "WHERE r.identity = %s AND sp.name = %s AND s.chunking = %s AND s.state = 'ready' "
             "AND s.commit = ANY(%s)",
             (repo, space, chunking, list(commits)),
