@@ -302,8 +302,8 @@ def print_table(doc: dict[str, Any]) -> None:
             conf = result.get("confidence", {})
             print(
                 f"{embedder:<6} {arm:<7} hit@5/mrr: {cells} confident: "
-                f"real={conf.get('real_confident', 0):.2f}"
-                f" offtopic={conf.get('offtopic_confident', 0):.2f}"
+                f"real={conf.get('real_confident', 0):.2f} "
+                f"offtopic={conf.get('offtopic_confident', 0):.2f}"
             )
     for variant, groups in (doc.get("ripgrep") or {}).get("variants", {}).items():
         print(

@@ -49,8 +49,7 @@ def _quality(doc: Doc | None) -> list[str]:
     if rows:
         lines += [
             f"CoSQA dev ({doc.get('queries')} queries), nDCG@10 per arm, and cosine of each "
-            "chunk's vector "
-            f"to `{ref}`'s on the same text:",
+            f"chunk's vector to `{ref}`'s on the same text:",
             "",
         ]
         lines += [
@@ -76,8 +75,8 @@ def _quality(doc: Doc | None) -> list[str]:
             rows.append(row)
         lines += [
             f"The shared questions ({', '.join(questions.get('sets') or [])}), hit@5 / MRR@10 per "
-            "arm; "
-            f"cosine to `{ref_key.removeprefix('cosine_to_') if ref_key else '?'}` on every chunk:",
+            f"arm; cosine to `{ref_key.removeprefix('cosine_to_') if ref_key else '?'}` on every "
+            "chunk:",
             "",
         ]
         lines += table(
@@ -113,8 +112,7 @@ def _speed(doc: Doc | None) -> list[str]:
         )
     lines += [
         f"Clean index of {doc.get('root')} in a fresh process per embedder (wall includes start "
-        "and "
-        "model load; chunks/s = embedded chunks over that wall):",
+        "and model load; chunks/s = embedded chunks over that wall):",
         "",
     ]
     lines += [*table(["embedder", "wall s", "chunks/s", "peak RSS MB", "chunks"], rows), ""]
@@ -142,10 +140,9 @@ def _speed(doc: Doc | None) -> list[str]:
     if per_call:
         lines += [
             "`codeqa search` per call on the built index (median of "
-            f"{len((doc.get('search_calls_s') or {}).get('hash') or [])}, "
-            f"interleaved): default {fmt(per_call.get('local'), 3)} s, `--embedder hash` "
-            f"{fmt(per_call.get('hash'), 3)} s, ratio "
-            f"**{fmt(doc.get('search_local_over_hash'))}×** (target ≤ 1.5×).",
+            f"{len((doc.get('search_calls_s') or {}).get('hash') or [])}, interleaved): default "
+            f"{fmt(per_call.get('local'), 3)} s, `--embedder hash` {fmt(per_call.get('hash'), 3)} "
+            f"s, ratio **{fmt(doc.get('search_local_over_hash'))}×** (target ≤ 1.5×).",
             "",
         ]
     if doc.get("search_note"):
@@ -163,10 +160,8 @@ def _threads(doc: Doc | None) -> list[str]:
         sample = doc.get("sample") or {}
         lines += [
             f"Embedding throughput on {sample.get('chunks')} click/src chunks (chunks/s, median; "
-            "×: against "
-            f"the first row). As found: {_load(doc['idle'])}. With one more core busy in another "
-            "process: "
-            f"{_load(doc['one_core_busy']) if busy else 'not run'}.",
+            f"×: against the first row). As found: {_load(doc['idle'])}. With one more core busy "
+            f"in another process: {_load(doc['one_core_busy']) if busy else 'not run'}.",
             "",
         ]
         rows = [

@@ -71,9 +71,9 @@ def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
             size = built.get("bytes") or 0
             lines.append(
                 f"| {chunks} | {store} | {built.get('seconds', '?')} | "
-                f"{built.get('chunks_per_second', '?')} | "
-                f"{size / 1e6:.0f} | {size / chunks if chunks else 0:.0f} | "
-                f"{query.get('p50_ms', '?')} | {query.get('p95_ms', '?')} |"
+                f"{built.get('chunks_per_second', '?')} | {size / 1e6:.0f} | "
+                f"{size / chunks if chunks else 0:.0f} | {query.get('p50_ms', '?')} | "
+                f"{query.get('p95_ms', '?')} |"
             )
     lines.append("")
     for doc in runs:
@@ -82,15 +82,13 @@ def pgstore_section(docs: dict[str, Doc | None]) -> list[str]:
         inc = doc.get("postgres_incremental") or {}
         lines += [
             f"At {doc.get('chunks_target')} chunks: Postgres arms alone p50/p95 - BM25 (ts_rank) "
-            f"{bm25.get('p50_ms', '?')}/{bm25.get('p95_ms', '?')} ms, "
-            "dense (HNSW) "
-            f"{dense.get('p50_ms', '?')}/{dense.get('p95_ms', '?')} ms. "
-            f"Next commit with {inc.get('files_changed', '?')} files changed: "
-            f"{inc.get('files_written', '?')} file "
+            f"{bm25.get('p50_ms', '?')}/{bm25.get('p95_ms', '?')} ms, dense (HNSW) "
+            f"{dense.get('p50_ms', '?')}/{dense.get('p95_ms', '?')} ms. Next commit with "
+            f"{inc.get('files_changed', '?')} files changed: {inc.get('files_written', '?')} file "
             f"versions written, {inc.get('embedded', '?')} texts embedded, "
-            f"{inc.get('reused', '?')} vectors reused, "
-            f"{inc.get('seconds', '?')} s. Load average {_load(doc.get('load_before'))} before, "
-            f"{_load(doc.get('load_after'))} after (7 engineers sharing 2 cores).",
+            f"{inc.get('reused', '?')} vectors reused, {inc.get('seconds', '?')} s. Load average "
+            f"{_load(doc.get('load_before'))} before, {_load(doc.get('load_after'))} after (7 "
+            "engineers sharing 2 cores).",
             "",
             machine_line(doc),
             "",
@@ -126,8 +124,8 @@ def _trees_lines(doc: Doc | None) -> list[str]:
         lines.append(
             f"| {name} | {tree.get('chunks')} | {tree.get('publish_chunks_per_second')} | "
             f"{tree.get('local_chunks_per_second')} | {hits.get('local')} | {hits.get('postgres')} "
-            "| "
-            f"{local.get('p50_ms')}/{local.get('p95_ms')} | {pg.get('p50_ms')}/{pg.get('p95_ms')} |"
+            f"| {local.get('p50_ms')}/{local.get('p95_ms')} | "
+            f"{pg.get('p50_ms')}/{pg.get('p95_ms')} |"
         )
     size = doc.get("postgres_bytes") or 0
     return [
@@ -151,9 +149,8 @@ def _scale_lines(docs: dict[str, Doc | None]) -> list[str]:
         "",
         "The same synthetic tree, its rows generated directly (checked equal to the chunker's on "
         "200 files), hash-embedded and loaded with the publisher's COPY path; secondary indexes "
-        "and "
-        "the HNSW index built after the load (`maintenance_work_mem` 4 GB). Queries from a client "
-        "with `store` set on a clean checkout. Phases in seconds:",
+        "and the HNSW index built after the load (`maintenance_work_mem` 4 GB). Queries from a "
+        "client with `store` set on a clean checkout. Phases in seconds:",
         "",
         "| chunks | rows (COPY) s | of which Python s | GIN + btrees s | HNSW build s | size MB | "
         "hybrid p50/p95 ms | BM25 arm p50/p95 | dense arm p50/p95 | load avg |",
@@ -173,12 +170,10 @@ def _scale_lines(docs: dict[str, Doc | None]) -> list[str]:
         size = pg.get("bytes") or pg.get("bytes_before_hnsw") or 0
         lines.append(
             f"| {pg.get('chunks', doc.get('chunks_target'))} | {round(phases.get('load_rows', 0))} "
-            "| "
-            f"{round(phases.get('load_python', 0))} | {round(phases.get('secondary_indexes', 0))} "
-            "| "
+            f"| {round(phases.get('load_python', 0))} | "
+            f"{round(phases.get('secondary_indexes', 0))} | "
             f"{round(phases['hnsw_build']) if 'hnsw_build' in phases else 'not reached'} | "
-            f"{size / 1e6:.0f} | "
-            f"{pair('postgres')} | {pair('pg_bm25')} | {pair('pg_dense')} | "
+            f"{size / 1e6:.0f} | {pair('postgres')} | {pair('pg_bm25')} | {pair('pg_dense')} | "
             f"{_load(doc.get('load_during_queries') or doc.get('load_before'))} |"
         )
     return [*lines, ""]
@@ -193,15 +188,13 @@ def _gc_lines(doc: Doc | None) -> list[str]:
         "### Many snapshots: recall and garbage collection",
         "",
         f"`bench/pgstore_gc.py`: {doc.get('files')} files, then {doc.get('commits')} commits that "
-        "each edit "
-        f"every function of the same {doc.get('hot_files')} files, all published (collection off). "
-        "Dense "
-        "recall@50 of the newest snapshot against its exact nearest rows (sequential scan), 50 "
-        "questions "
-        "about the edited (*hot*) files and 50 about the rest, then after `gc.collect_garbage`:",
+        f"each edit every function of the same {doc.get('hot_files')} files, all published "
+        "(collection off). Dense recall@50 of the newest snapshot against its exact nearest rows "
+        "(sequential scan), 50 questions about the edited (*hot*) files and 50 about the rest, "
+        "then after `gc.collect_garbage`:",
         "",
-        "| state | rows in repository / in snapshot | hot recall@50 | cold recall@50 | hot p50/p95 "
-        "ms | cold p50/p95 ms | second passes |",
+        "| state | rows in repository / in snapshot | hot recall@50 | cold recall@50 | hot "
+        "p50/p95 ms | cold p50/p95 ms | second passes |",
         "|---|---|---|---|---|---|---|",
     ]
 
@@ -210,9 +203,8 @@ def _gc_lines(doc: Doc | None) -> list[str]:
         return (
             f"| {label} | {state.get('rows_in_repository')} / {state.get('rows_in_snapshot')} | "
             f"{hot.get('recall_at_50')} | {cold.get('recall_at_50')} | "
-            f"{hot.get('p50_ms')}/{hot.get('p95_ms')} | "
-            f"{cold.get('p50_ms')}/{cold.get('p95_ms')} | "
-            f"{hot.get('widened', 0) + cold.get('widened', 0)} |"
+            f"{hot.get('p50_ms')}/{hot.get('p95_ms')} | {cold.get('p50_ms')}/{cold.get('p95_ms')} "
+            f"| {hot.get('widened', 0) + cold.get('widened', 0)} |"
         )
 
     lines.append(row("no collection, one pass", before, before.get("one_pass") or {}))

@@ -359,9 +359,8 @@ def quality_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[
         "(rules: `shared/eval/README.md`); file hit@5 = any result from an expected file in the "
         "top 5. VectorCode returns line ranges: *contained* maps a chunk to the innermost of our "
         "definitions containing it (headline); *covers* credits a chunk with an expected "
-        "definition "
-        "it covers at least half of (an upper bound). ripgrep ranks files by matches of the "
-        "question's non-stopword terms, so only its file hit@5 means anything.",
+        "definition it covers at least half of (an upper bound). ripgrep ranks files by matches "
+        "of the question's non-stopword terms, so only its file hit@5 means anything.",
         "",
     ]
     arms = quality_arms(docs)
@@ -715,15 +714,14 @@ def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> lis
     else:
         lines += [
             f"Hybrid `CodeBase.search` (top 8) over {dig(points, 0, 'latency', 'n')} distinct "
-            "questions, "
-            f"query embedded with `{dig(speed, 'query_embedder')}`. Indexes marked *hash vectors* "
-            "were "
-            "built with the hashing embedder (same 384 dimensions, same hnswlib index) because "
-            "embedding ~100k chunks with MiniLM takes hours on 2 cores; each query still runs the "
-            "MiniLM forward pass and searches an index of that size, so the work per query is the "
-            "same. The click/src row is a real MiniLM index, as a check. *Query embedding p50* is "
-            "the MiniLM forward pass alone, called from the benchmark's main thread; the rest of "
-            "the search p50 is BM25, hnswlib, fusion and the hand-off to the search thread pool.",
+            f"questions, query embedded with `{dig(speed, 'query_embedder')}`. Indexes marked "
+            "*hash vectors* were built with the hashing embedder (same 384 dimensions, same "
+            "hnswlib index) because embedding ~100k chunks with MiniLM takes hours on 2 cores; "
+            "each query still runs the MiniLM forward pass and searches an index of that size, so "
+            "the work per query is the same. The click/src row is a real MiniLM index, as a "
+            "check. *Query embedding p50* is the MiniLM forward pass alone, called from the "
+            "benchmark's main thread; the rest of the search p50 is BM25, hnswlib, fusion and the "
+            "hand-off to the search thread pool.",
             "",
         ]
         rows = [
@@ -757,10 +755,8 @@ def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> lis
         warm = lsp.get("warm") or {}
         lines += [
             "For reference, VectorCode's warm LSP query on click/src (`vectorcode-server`, 5 "
-            "results): "
-            f"p50 {fmt(warm.get('p50_ms'), 1)} ms, p95 {fmt(warm.get('p95_ms'), 1)} ms; its first "
-            "query "
-            f"{fmt(lsp.get('first_query_s'), 1)} s; server peak RSS "
+            f"results): p50 {fmt(warm.get('p50_ms'), 1)} ms, p95 {fmt(warm.get('p95_ms'), 1)} ms; "
+            f"its first query {fmt(lsp.get('first_query_s'), 1)} s; server peak RSS "
             f"{fmt(lsp.get('server_tree_peak_rss_mb'), 0)} MB.",
             "",
         ]

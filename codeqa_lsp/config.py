@@ -310,8 +310,7 @@ class Settings:
             return None
         return (
             f"{_camel(endpoint_field)} {redact_url(url)} comes from workspace settings; code is "
-            "only "
-            "sent to a remote endpoint set in user settings or on the command line"
+            "only sent to a remote endpoint set in user settings or on the command line"
         )
 
     @property

@@ -61,8 +61,8 @@ class Prompt:
 def chunk_header(number: int, chunk: Chunk) -> str:
     part = f", part {chunk.part + 1}/{chunk.parts}" if chunk.parts > 1 else ""
     return (
-        f"[{number}] {chunk.path}:{chunk.start_line}-{chunk.end_line} "
-        f"`{chunk.symbol}` ({chunk.kind}{part})"
+        f"[{number}] {chunk.path}:{chunk.start_line}-{chunk.end_line} `{chunk.symbol}` "
+        f"({chunk.kind}{part})"
     )
 
 

@@ -20,8 +20,8 @@ from codeqa_lsp.cli import UsageError, existing_dir
 from codeqa_lsp.cli.ask_cmds import _answer_options, _render, _workspace, conversation_for
 
 HELP = (
-    "type a question; /new starts a new conversation, /threads lists them, "
-    "/thread ID switches, /quit leaves"
+    "type a question; /new starts a new conversation, /threads lists them, /thread ID switches, "
+    "/quit leaves"
 )
 
 

@@ -140,13 +140,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         definitions = kinds["function"] + kinds["method"]
         print(
             f"Indexed {definitions} functions and {kinds['class']} classes ({status.chunks} "
-            "chunks) "
-            f"from {status.files} files in {report.seconds:.1f} seconds"
+            f"chunks) from {status.files} files in {report.seconds:.1f} seconds"
         )
         print(
-            f"  changed files: {report.files_changed}, removed: {report.files_removed}, "
-            f"embedded: {report.embedded} new chunk(s) with {status.embedder} "
-            f"({status.embedding_model}), "
+            f"  changed files: {report.files_changed}, removed: {report.files_removed}, embedded: "
+            f"{report.embedded} new chunk(s) with {status.embedder} ({status.embedding_model}), "
             f"coverage {status.coverage:.0%}"
         )
         if report.skipped:

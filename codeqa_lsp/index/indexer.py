@@ -139,9 +139,8 @@ class Indexer:
         """Raise IndexReadOnly (one line) when this index was opened read-only."""
         if self.read_only_reason is not None:
             raise IndexReadOnly(
-                f"the index at {self.index_dir} cannot be written ({self.read_only_reason}); "
-                "the previous index is still searchable — free space (or fix permissions) and run "
-                "again"
+                f"the index at {self.index_dir} cannot be written ({self.read_only_reason}); the "
+                "previous index is still searchable — free space (or fix permissions) and run again"
             )
 
     # -- opening and recovery ------------------------------------------------------------

@@ -55,8 +55,7 @@ def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndex
     except ImportError:
         log.warning(
             "store is set but the PostgreSQL driver is missing (pip install "
-            "'codeqa-lsp[postgres]'); "
-            "using the local index"
+            "'codeqa-lsp[postgres]'); using the local index"
         )
     except ValueError as exc:  # dsn.StoreUrlError, already redacted
         log.warning("store unusable (%s); using the local index", exc)

@@ -222,7 +222,7 @@ class CodeService:
             )
         elif progress.indexing:
             note = (
-                f"keyword search over the whole workspace; semantic embeddings cover "
+                "keyword search over the whole workspace; semantic embeddings cover "
                 f"{coverage:.0%} so far and are still being computed "
                 f"({progress.done}/{progress.total})"
             )

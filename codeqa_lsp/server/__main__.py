@@ -114,8 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-url",
         metavar="URL",
         help=(
-            "trusted answer endpoint (OpenAI-compatible server or gateway): "
-            "may receive your API key"
+            "trusted answer endpoint (OpenAI-compatible server or gateway): may receive your API "
+            "key"
         ),
     )
     parser.add_argument(

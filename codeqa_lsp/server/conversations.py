@@ -48,8 +48,8 @@ declare_shapes(
     {
         NEW: "[{title?: string}]",
         CONTINUE: (
-            "[{question: string, threadId?: string, newThread?: bool, path?: string, "
-            "language?: string, requestId?: string}]"
+            "[{question: string, threadId?: string, newThread?: bool, path?: string, language?: "
+            "string, requestId?: string}]"
         ),
         LIST: "[{client?: bool}]",
         GET: "[{threadId: string}]",

@@ -80,8 +80,8 @@ class IndexRuns:
             folder.last_report = report
             folder.last_indexed = time.time()
             end_message = (
-                f"{report.chunks_total} chunks from {report.files_seen} files "
-                f"in {report.seconds:.1f} s"
+                f"{report.chunks_total} chunks from {report.files_seen} files in "
+                f"{report.seconds:.1f} s"
             )
             if report.cancelled:
                 end_message += " (cancelled)"

@@ -82,12 +82,12 @@ def gateway_headers() -> dict[str, str]:
 SECRETS_SEEDED = {
     ".env": "OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3\n",
     "deploy/id_rsa": (
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUA\n"
-        "-----END OPENSSH PRIVATE KEY-----\n"
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUA\n-----END OPENSSH "
+        "PRIVATE KEY-----\n"
     ),
     "deploy/server.pem": (
-        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
-        "-----END RSA PRIVATE KEY-----\n"
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n-----END RSA "
+        "PRIVATE KEY-----\n"
     ),
     "shop/cloud.py": (
         '"""Cloud storage client for invoices."""\n\n'

@@ -63,8 +63,7 @@ def citing_model(request: RecordedRequest) -> str:
     m = headers["Cart.checkout"][0]
     return (
         f"`compute_discount` takes ten percent for `SAVE10` [{n}], and `Cart.checkout` subtracts "
-        "it "
-        f"before tax [{m}, 99]. The comparison is at `{path}:{start + 2}`. It also reads "
+        f"it before tax [{m}, 99]. The comparison is at `{path}:{start + 2}`. It also reads "
         f"`shop/ghost.py:12` and {path}:{start + 500} [99]."
     )
 
@@ -204,8 +203,8 @@ def test_prompt_injection_does_not_leak_the_key_or_redirect_citations(
     def obedient_model(request: RecordedRequest) -> str:  # the worst case: it obeys the comment
         n = context_headers(request)["reserve_stock"][0]
         return (
-            f"`reserve_stock` subtracts stock [{n}]. "
-            f"As instructed, see secrets/vault.py:1 [{n + 40}]."
+            f"`reserve_stock` subtracts stock [{n}]. As instructed, see secrets/vault.py:1 "
+            f"[{n + 40}]."
         )
 
     fake_llm.script("messages", Reply(obedient_model), Reply("Headers use a bearer token [1]."))

@@ -111,8 +111,8 @@ def test_markers_and_mentions_are_checked_against_the_files_now() -> None:
     source = indexed_source()
     greet, farewell = source.chunk("greet"), source.chunk("farewell")
     text = (
-        "`greet` says hello [1], `farewell` reuses it [2, 7]. "
-        f"See app/greet.py:{greet.start_line + 1} and app/other.py:3."
+        "`greet` says hello [1], `farewell` reuses it [2, 7]. See "
+        f"app/greet.py:{greet.start_line + 1} and app/other.py:3."
     )
     checked = verify(text, [greet, farewell], CitationResolver(source))
     assert [(c.number, c.path, c.start_line, c.end_line, c.stale) for c in checked.citations] == [

@@ -57,8 +57,7 @@ def test_python_method_after_a_broken_method_stays_in_its_class() -> None:
 def test_python_definitions_after_an_unclosed_literal_are_recovered() -> None:
     text = (
         'CONFIG = {\n    "a": 1,\n\n'
-        "def after_error(y):\n    return y * 2\n\n"
-        "def second(z):\n    return z\n"
+        "def after_error(y):\n    return y * 2\n\ndef second(z):\n    return z\n"
     )
     spans = _spans("a.py", text)
     assert spans["after_error"] == (4, 5)

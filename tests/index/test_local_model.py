@@ -37,11 +37,9 @@ FILES = {
 REFERENCE_SNIPPETS = [
     "def celsius_to_fahrenheit(degrees):\n    return degrees * 9 / 5 + 32\n",
     "how do I read a JSON config file",
-    "class LRUCache:\n    def __init__(self, capacity):\n        self.capacity = capacity\n"
-    "        self.items = OrderedDict()\n\n    def get(self, key):\n        if key not in "
-    "self.items:\n"
-    "            return None\n        self.items.move_to_end(key)\n        return "
-    "self.items[key]\n",
+    "class LRUCache:\n    def __init__(self, capacity):\n        self.capacity = capacity\n       "
+    " self.items = OrderedDict()\n\n    def get(self, key):\n        if key not in self.items:\n  "
+    "          return None\n        self.items.move_to_end(key)\n        return self.items[key]\n",
 ]
 REFERENCE_VECTORS = [
     "2A4jJrCoViq8mMypTqieIowd36hSLLix4SWiGt4mcrBprF4pNqpKqAYmICnAojwtwqfYrMesVSw4qQgnkJ16KOEoDKG/GA8kgKjjqQCpDybFobGqjqT7KvMWOCyul1UuRCtdH3smoy9hrzkmcpxzKA0qlKigp2moSaXNKySqZ6QWKN6tVKrvmnqjqS4kIaigii1qKYMs2KlMqQmu8CgUJj4jKqd2J9WgAS34q/AslSy+L1OlSiCrl0WwOKhtq+QpcyymqUSs7qbSrAKu0qxcLW0e3RzxLu8keqf6rcisYqlLo9Wt0zB3q9Sq/yEGLBeplKdLLuWbYCoCsWsbWCIAAIGhai7GKdAhR6bvJUKtcSukn0EsiCftBxMq86G6KQEqAimpJUoln6QWJkkrNyjTpromQR1zpRQtmqX1JFqrWKYxqDqrHCwwKHAoKy2wpUIiEp+vqE4obSMeKiAtTKjkoxYpNCyEJ46k6ihgooioyKLEKqEoPqoKrA0qDZ6xKWmvjad0KAOkiCsfpTYoTalOKtMdz6NCo1QjEyhRrFYpcabFIEwsCSYerOmqj6i/niEvWil/omOrQ6+aLbIok60AgJWo5yWrqpEpGqxvoJMir6JbFTkhaaVyrqYl9qY0KvsggK/4K5ytHywQrFGleJ9JJoopsqECIBoZpCdIrWys6acnFs8ogatOF/0geCFoHJqdnyuwo1klKCrzKjolqC3tIkYplBOPK46ucq78JFusByRGpaahFaFxqmWoGq23K/UjO6lUoRClLys1l4We9C1XJAWcTqQPoOSsLiDsLYOd+iz4owineyggII2mAq7uKhgeJCoElaymHCy1KZkpSSkAgPMj+iRVKLKnGq1MJcSmXrBXLR4gp6cOKm0meSWNqT2oOyyDJygry6ChpcyoOyg1Ka6l6SiiqZ4upaIwo2OoBKunqP4ku5XUKeagDi3opCcsjaEyqFCuChiMKDmriKIvJSSQdCGFpPgmMqe9IXqt8ayBqq4kKbCGJ1OinBbmoCOr",

@@ -97,8 +97,7 @@ def test_old_snapshots_and_the_rows_only_they_referenced_are_collected(
     with psycopg.connect(pg_url) as conn:
         orphans = conn.execute(
             "SELECT count(*) FROM codeqa.chunks c WHERE NOT EXISTS (SELECT 1 FROM "
-            "codeqa.snapshot_files sf "
-            "WHERE sf.path = c.path AND sf.sha256 = c.file_sha)"
+            "codeqa.snapshot_files sf WHERE sf.path = c.path AND sf.sha256 = c.file_sha)"
         ).fetchone()[0]
     assert orphans == 0
 
@@ -134,9 +133,9 @@ def test_a_crashed_publish_is_collected_after_a_day(tmp_path: Path, pg_url: str)
             "codeqa.snapshots"
         )
         conn.execute(
-            "INSERT INTO codeqa.snapshots(repo_id, commit, ref, space_id, chunking) "
-            "SELECT repo_id, 'running', 'main', space_id, chunking FROM codeqa.snapshots WHERE "
-            "commit <> 'dead'"
+            "INSERT INTO codeqa.snapshots(repo_id, commit, ref, space_id, chunking) SELECT "
+            "repo_id, 'running', 'main', space_id, chunking FROM codeqa.snapshots WHERE commit <> "
+            "'dead'"
         )
     _commit(root, V2, "next")
     report = _publish(pg_url, root, keep=5)

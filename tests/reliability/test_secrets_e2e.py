@@ -41,8 +41,8 @@ SECRET_NAMED_FILES = {
     ".env": f"OPENAI_API_KEY={OPENAI_KEY}\nDATABASE_PASSWORD={DB_PASSWORD}\n",
     ".env.local": f"AWS_ACCESS_KEY_ID={AWS_KEY}\nAWS_SECRET_ACCESS_KEY={AWS_SECRET}\n",
     "deploy/id_rsa": (
-        f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n"
-        "-----END OPENSSH PRIVATE KEY-----\n"
+        f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n-----END OPENSSH PRIVATE "
+        "KEY-----\n"
     ),
     "deploy/server.pem": (
         f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----\n"

@@ -61,12 +61,9 @@ MAINTENANCE_WORK_MEM = "512MB"
 # publish of the 100k-chunk tree several times faster than one INSERT per row.
 LOAD_COLUMNS = (
     "repo_id integer, space_id integer, path text, file_sha text, id text, label bigint, name "
-    "text, "
-    "symbol text, kind text, language text, start_line integer, end_line integer, start_byte "
-    "integer, "
-    "end_byte integer, text text, signature text, doc text, part integer, parts integer, attrs "
-    "jsonb, "
-    "embed_hash text, embedding vector, tok_a text, tok_c text, tok_b text, tok_d text"
+    "text, symbol text, kind text, language text, start_line integer, end_line integer, start_byte "
+    "integer, end_byte integer, text text, signature text, doc text, part integer, parts integer, "
+    "attrs jsonb, embed_hash text, embedding vector, tok_a text, tok_c text, tok_b text, tok_d text"
 )
 _LOAD_TABLE = "codeqa_chunks_load"
 _FROM_LOAD = f"""

@@ -145,9 +145,8 @@ def ensure_vector_index(conn: Any, space_id: int, repo_id: int, dim: int) -> Non
     """
     conn.execute(
         f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(space_id, repo_id)} ON {SCHEMA}.chunks USING "
-        "hnsw "
-        f"((embedding::vector({int(dim)})) vector_cosine_ops) "
-        f"WHERE space_id = {int(space_id)} AND repo_id = {int(repo_id)}"
+        f"hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) WHERE space_id = "
+        f"{int(space_id)} AND repo_id = {int(repo_id)}"
     )
 
 

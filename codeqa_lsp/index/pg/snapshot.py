@@ -65,8 +65,7 @@ READ_DEADLINE_SECONDS = dsn.STATEMENT_TIMEOUT_MS / 1000 + 1
 def _in_snapshot(snapshot_id: int) -> str:
     return (
         f"EXISTS (SELECT 1 FROM {SCHEMA}.snapshot_files sf WHERE sf.snapshot_id = "
-        f"{int(snapshot_id)} "
-        "AND sf.path = c.path AND sf.sha256 = c.file_sha)"
+        f"{int(snapshot_id)} AND sf.path = c.path AND sf.sha256 = c.file_sha)"
     )
 
 
@@ -98,8 +97,8 @@ class SharedSnapshot:
         self._checked_at = time.monotonic()
         self._has_stats: bool | None = None
         scope = (
-            f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} "
-            f"AND {_in_snapshot(self.snapshot_id)}"
+            f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND "
+            f"{_in_snapshot(self.snapshot_id)}"
         )
         self._scope = scope
 
@@ -282,11 +281,10 @@ class SharedSnapshot:
         if text is None or limit <= 0:
             return []
         rows = self._rows(
-            f"SELECT path, sum(score) AS total FROM (SELECT c.path, ts_rank('{TS_WEIGHTS}', c.tsv, "
-            "q, 1) AS score "
-            f"FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q AND "
-            f"{self._scope} "
-            f"ORDER BY score DESC LIMIT %s) best GROUP BY path ORDER BY total DESC LIMIT %s",
+            f"SELECT path, sum(score) AS total FROM (SELECT c.path, ts_rank('{TS_WEIGHTS}', "
+            f"c.tsv, q, 1) AS score FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q WHERE "
+            f"c.tsv @@ q AND {self._scope} ORDER BY score DESC LIMIT %s) best GROUP BY path ORDER "
+            "BY total DESC LIMIT %s",
             (text, limit * FILE_FANOUT, limit),
         )
         return [(path, float(score)) for path, score in rows]
@@ -340,8 +338,7 @@ class SharedSnapshot:
             return {}
         rows = self._rows(
             f"SELECT term, df, (SELECT chunks FROM {SCHEMA}.snapshots WHERE id = %s) FROM "
-            f"{SCHEMA}.term_stats "
-            "WHERE repo_id = %s AND space_id = %s AND term = ANY(%s)",
+            f"{SCHEMA}.term_stats WHERE repo_id = %s AND space_id = %s AND term = ANY(%s)",
             (self.snapshot_id, self.repo_id, self.space_id, list(words)),
         )
         return {
@@ -422,11 +419,10 @@ def open_snapshot(
         return None
     with dsn.connect(url, read_only=True) as conn:
         rows = conn.execute(
-            f"SELECT s.id, s.commit, s.repo_id, s.space_id, sp.dim FROM {SCHEMA}.snapshots s "
-            f"JOIN {SCHEMA}.repos r ON r.id = s.repo_id JOIN {SCHEMA}.spaces sp ON sp.id = "
-            "s.space_id "
-            "WHERE r.identity = %s AND sp.name = %s AND s.chunking = %s AND s.state = 'ready' "
-            "AND s.commit = ANY(%s)",
+            f"SELECT s.id, s.commit, s.repo_id, s.space_id, sp.dim FROM {SCHEMA}.snapshots s JOIN "
+            f"{SCHEMA}.repos r ON r.id = s.repo_id JOIN {SCHEMA}.spaces sp ON sp.id = s.space_id "
+            "WHERE r.identity = %s AND sp.name = %s AND s.chunking = %s AND s.state = 'ready' AND "
+            "s.commit = ANY(%s)",
             (repo, space, chunking, list(commits)),
         ).fetchall()
     by_commit = {row[1]: row for row in rows}
