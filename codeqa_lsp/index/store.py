@@ -17,55 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.index.filters import SearchFilters, path_spec
-from codeqa_lsp.index.tokens import fts_match_expression, query_terms, token_stream
+from codeqa_lsp.index.store_sql import CHUNK_COLUMNS, SCHEMA, glob_match, row_to_chunk, where_clause
+from codeqa_lsp.index.text_search import TextSearch
+from codeqa_lsp.index.tokens import token_stream
 
 log = logging.getLogger(__name__)
 
 # 2: `declaration` and `refs` columns (implementation over declaration; the call graph).
 SCHEMA_VERSION = 2
-# bm25() column weights, in FTS column order: path, symbol, doc, body. A hit in a name says
-# more about what the chunk *is* than one in its body. Measured on the 100 eval questions
-# (BM25 arm alone, hit@5 / MRR@10): all 1.0 → 0.65 / 0.521; (2, 5, 1.5, 1) → 0.64 / 0.520;
-# (1, 5, 1, 1) → 0.66 / 0.522; heavier path/doc weights or a lighter body lose (0.57-0.62).
-BM25_WEIGHTS = (1.0, 5.0, 1.0, 1.0)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime REAL NOT NULL, sha256 TEXT NOT NULL,
-    indexed_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, label INTEGER NOT NULL,
-    path TEXT NOT NULL, symbol TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
-    language TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
-    start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL, text TEXT NOT NULL,
-    signature TEXT NOT NULL, doc TEXT NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL,
-    declaration INTEGER NOT NULL DEFAULT 0, refs TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
-CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name);
-CREATE INDEX IF NOT EXISTS chunks_label ON chunks(label);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    path, symbol, doc, body, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS file_fts USING fts5(
-    path, body, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-CREATE TABLE IF NOT EXISTS file_paths (fts_rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
-"""
 # Meta key set once `file_fts` holds every file: indexes built before the table existed are
 # backfilled from their chunks on open instead of being rebuilt.
 FILE_FTS_READY = "file_fts_ready"
-# bm25() column weights of `file_fts` (path, body). A path that names the query's terms
-# (`sessions.py` for "session cookies") is strong evidence for a whole file.
-FILE_BM25_WEIGHTS = (2.0, 1.0)
-
-_CHUNK_COLUMNS = (
-    "path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text, "
-    "signature, doc, part, parts, declaration, refs"
-)
 
 
 class StoreCorrupt(Exception):
@@ -104,49 +66,7 @@ def label_for(chunk_id: str) -> int:
     return int(chunk_id[:15], 16)
 
 
-def _row_to_chunk(row: Sequence[Any]) -> Chunk:
-    """A row of `_CHUNK_COLUMNS` (refs are stored space-separated: they hold no spaces)."""
-    (
-        path,
-        symbol,
-        kind,
-        language,
-        start_line,
-        end_line,
-        start_byte,
-        end_byte,
-        text,
-        signature,
-        doc,
-        part,
-        parts,
-        declaration,
-        refs,
-    ) = row
-    return Chunk(
-        path,
-        symbol,
-        kind,
-        language,
-        start_line,
-        end_line,
-        start_byte,
-        end_byte,
-        text,
-        signature,
-        doc,
-        part,
-        parts,
-        bool(declaration),
-        tuple(refs.split()),
-    )
-
-
-def _glob_match(path: str, globs: str) -> int:
-    return int(path_spec(tuple(globs.split("\n"))).match_file(path))
-
-
-class Store:
+class Store(TextSearch):
     def __init__(self, db_path: Path, read_only: bool = False) -> None:
         self.db_path = db_path
         self.read_only = read_only
@@ -161,7 +81,7 @@ class Store:
             self._writer = self._connect()
             if not read_only:
                 self._writer.execute("PRAGMA journal_mode=WAL")
-                self._writer.executescript(_SCHEMA)
+                self._writer.executescript(SCHEMA)
             version = self.get_meta("schema_version")
             if version is None and read_only:
                 raise StoreUnwritable(f"{db_path} holds no index yet and cannot be written")
@@ -193,7 +113,7 @@ class Store:
             )
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
-        conn.create_function("globmatch", 2, _glob_match, deterministic=True)
+        conn.create_function("globmatch", 2, glob_match, deterministic=True)
         with self._connections_lock:
             self._connections.append(conn)
         return conn
@@ -301,7 +221,7 @@ class Store:
         inserted: list[Chunk] = []
         for c in chunks:
             cur = conn.execute(
-                f"INSERT OR IGNORE INTO chunks(id, label, name, {_CHUNK_COLUMNS}) "
+                f"INSERT OR IGNORE INTO chunks(id, label, name, {CHUNK_COLUMNS}) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     c.id,
@@ -407,24 +327,6 @@ class Store:
                 self.refresh_file_text(conn, path)
             self.set_meta(FILE_FTS_READY, "1", conn)
 
-    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """(path, score) of the files best matching `terms` as one whole-file document."""
-        expression = fts_match_expression(terms)
-        if expression is None or limit <= 0:
-            return []
-        weights = ", ".join(str(w) for w in FILE_BM25_WEIGHTS)
-        sql = (
-            f"SELECT p.path, f.score FROM (SELECT rowid, -bm25(file_fts, {weights}) AS score "
-            "FROM file_fts WHERE file_fts MATCH ? ORDER BY score DESC LIMIT ?) f "
-            "JOIN file_paths p ON p.fts_rowid = f.rowid ORDER BY f.score DESC"
-        )
-        try:
-            rows = self._reader().execute(sql, [expression, limit]).fetchall()
-        except sqlite3.OperationalError as exc:
-            log.debug("file bm25 query %r failed: %s", expression, exc)
-            return []
-        return [(path, float(score)) for path, score in rows]
-
     def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
         """(id, path, symbol) of every first piece of a chunk in `paths`: cheap metadata for
         picking which chunks of a file to show when only the whole file matched."""
@@ -437,21 +339,6 @@ class Store:
             list(paths),
         )
         return [(cid, path, symbol) for cid, path, symbol in rows]
-
-    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
-        """How many files contain each term, and the number of files (for IDF)."""
-        conn = self._reader()
-        total = int(conn.execute("SELECT count(*) FROM file_paths").fetchone()[0])
-        counts: dict[str, int] = {}
-        for term in terms:
-            try:
-                row = conn.execute(
-                    "SELECT count(*) FROM file_fts WHERE file_fts MATCH ?", (f'"{term}"',)
-                ).fetchone()
-            except sqlite3.OperationalError:
-                continue
-            counts[term] = int(row[0])
-        return counts, total
 
     def file_sizes(self, paths: Sequence[str]) -> dict[str, int]:
         """Size in bytes of each indexed file among `paths` (absent paths are left out)."""
@@ -488,9 +375,9 @@ class Store:
             part = list(labels[start : start + 500])
             marks = ",".join("?" * len(part))
             for row in conn.execute(
-                f"SELECT label, {_CHUNK_COLUMNS} FROM chunks WHERE label IN ({marks})", part
+                f"SELECT label, {CHUNK_COLUMNS} FROM chunks WHERE label IN ({marks})", part
             ):
-                out[row[0]] = _row_to_chunk(row[1:])
+                out[row[0]] = row_to_chunk(row[1:])
         return out
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
@@ -501,17 +388,17 @@ class Store:
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
             for row in conn.execute(
-                f"SELECT id, {_CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", part
+                f"SELECT id, {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", part
             ):
-                found[row[0]] = _row_to_chunk(row[1:])
+                found[row[0]] = row_to_chunk(row[1:])
         return [found[i] for i in ids if i in found]
 
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:
-        where, args = _where(path=path, language=language)
+        where, args = where_clause(path=path, language=language)
         rows = self._reader().execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks {where} ORDER BY path, start_line, part", args
+            f"SELECT {CHUNK_COLUMNS} FROM chunks {where} ORDER BY path, start_line, part", args
         )
-        return [_row_to_chunk(r) for r in rows]
+        return [row_to_chunk(r) for r in rows]
 
     def ids_missing_labels(self, present: set[int]) -> list[str]:
         """Ids of chunks whose label is not in `present` (not embedded yet), in file order.
@@ -524,11 +411,11 @@ class Store:
     def definitions(self, name: str) -> list[Chunk]:
         last = name.rsplit(".", 1)[-1]
         rows = self._reader().execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE name = ? AND kind != 'module' "
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE name = ? AND kind != 'module' "
             "ORDER BY path, start_line, part",
             (last,),
         )
-        chunks = [_row_to_chunk(r) for r in rows]
+        chunks = [row_to_chunk(r) for r in rows]
         return [c for c in chunks if c.symbol == name or c.symbol.endswith("." + name)]
 
     def graph_rows(self) -> list[tuple[str, str, str, str, int, int, str]]:
@@ -552,46 +439,6 @@ class Store:
         )
         return int(row[0]), int(row[1])
 
-    def labels_matching(self, filters: SearchFilters) -> set[int]:
-        where, args = _where(filters=filters)
-        return {r[0] for r in self._reader().execute(f"SELECT label FROM chunks {where}", args)}
-
-    def bm25(
-        self, query: str, limit: int, filters: SearchFilters | None = None
-    ) -> list[tuple[Chunk, float]]:
-        return self.bm25_terms(query_terms(query), limit, filters)
-
-    def bm25_terms(
-        self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
-    ) -> list[tuple[Chunk, float]]:
-        expression = fts_match_expression(terms)
-        if expression is None or limit <= 0:
-            return []
-        where, args = _where(filters=filters, alias="c.")
-        where = f"AND {where[6:]}" if where else ""
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        columns = ", ".join(f"c.{col.strip()}" for col in _CHUNK_COLUMNS.split(","))
-        if where:  # filters need the chunk columns while ranking
-            sql = (
-                f"SELECT -bm25(fts, {weights}) AS score, {columns} FROM fts "
-                f"JOIN chunks c ON c.rowid = fts.rowid WHERE fts MATCH ? {where} "
-                "ORDER BY score DESC LIMIT ?"
-            )
-        else:
-            # Rank inside FTS first and join only the winners: sorting every match together
-            # with its chunk text halves the speed at 100k chunks (92 → 46 ms a query).
-            sql = (
-                f"SELECT f.score, {columns} FROM (SELECT rowid, -bm25(fts, {weights}) AS score "
-                "FROM fts WHERE fts MATCH ? ORDER BY score DESC LIMIT ?) f "
-                "JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC"
-            )
-        try:
-            rows = self._reader().execute(sql, [expression, *args, limit]).fetchall()
-        except sqlite3.OperationalError as exc:  # a query FTS5 cannot parse finds nothing
-            log.debug("bm25 query %r failed: %s", expression, exc)
-            return []
-        return [(_row_to_chunk(r[1:]), float(r[0])) for r in rows]
-
     # -- statistics ----------------------------------------------------------------------
     def chunk_count(self) -> int:
         return int(self._reader().execute("SELECT count(*) FROM chunks").fetchone()[0])
@@ -603,30 +450,3 @@ class Store:
             conn.execute("SELECT language, count(*) FROM chunks GROUP BY language").fetchall()
         )
         return files, sum(langs.values()), langs
-
-
-def _where(
-    path: str | None = None,
-    language: str | None = None,
-    filters: SearchFilters | None = None,
-    alias: str = "",
-) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    args: list[Any] = []
-    if path is not None:
-        clauses.append(f"{alias}path = ?")
-        args.append(path)
-    if language is not None:
-        clauses.append(f"{alias}language = ?")
-        args.append(language)
-    if filters is not None:
-        if filters.languages:
-            clauses.append(f"{alias}language IN ({','.join('?' * len(filters.languages))})")
-            args.extend(filters.languages)
-        if filters.kinds:
-            clauses.append(f"{alias}kind IN ({','.join('?' * len(filters.kinds))})")
-            args.extend(filters.kinds)
-        if filters.path_globs:
-            clauses.append(f"globmatch({alias}path, ?)")
-            args.append("\n".join(filters.path_globs))
-    return ("WHERE " + " AND ".join(clauses), args) if clauses else ("", args)

@@ -33,7 +33,7 @@ from codeqa_lsp.index.store import label_for
 from codeqa_lsp.index.tokens import query_terms
 
 # ts_rank weights for {D, C, B, A}: A (symbol + signature) counts 5x the body, as
-# `store.BM25_WEIGHTS` (1, 5, 1, 1) does for FTS5 (measured there on the 100 questions).
+# `text_search.BM25_WEIGHTS` (1, 5, 1, 1) does for FTS5 (measured there on the 100 questions).
 TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
 # HNSW candidates per query. The index covers every stored version of the repository's
 # files; rows of versions this snapshot does not hold (older or newer commits, kept until

@@ -1,0 +1,107 @@
+"""BM25 over the local index's FTS5 tables: chunks (`fts`) and whole files (`file_fts`).
+
+A mixin of `Store` (it needs only `_reader()`, the calling thread's read connection), kept in
+its own module so the store's connection and write logic stay small.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.filters import SearchFilters
+from codeqa_lsp.index.store_sql import CHUNK_COLUMNS, row_to_chunk, where_clause
+from codeqa_lsp.index.tokens import fts_match_expression, query_terms
+
+log = logging.getLogger(__name__)
+
+# bm25() column weights, in FTS column order: path, symbol, doc, body. A hit in a name says
+# more about what the chunk *is* than one in its body. Measured on the 100 eval questions
+# (BM25 arm alone, hit@5 / MRR@10): all 1.0 → 0.65 / 0.521; (2, 5, 1.5, 1) → 0.64 / 0.520;
+# (1, 5, 1, 1) → 0.66 / 0.522; heavier path/doc weights or a lighter body lose (0.57-0.62).
+BM25_WEIGHTS = (1.0, 5.0, 1.0, 1.0)
+
+# bm25() column weights of `file_fts` (path, body). A path that names the query's terms
+# (`sessions.py` for "session cookies") is strong evidence for a whole file.
+FILE_BM25_WEIGHTS = (2.0, 1.0)
+
+
+class TextSearch:
+    def _reader(self) -> sqlite3.Connection:
+        """The calling thread's read connection (`Store` provides it)."""
+        raise NotImplementedError
+
+    def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """(path, score) of the files best matching `terms` as one whole-file document."""
+        expression = fts_match_expression(terms)
+        if expression is None or limit <= 0:
+            return []
+        weights = ", ".join(str(w) for w in FILE_BM25_WEIGHTS)
+        sql = (
+            f"SELECT p.path, f.score FROM (SELECT rowid, -bm25(file_fts, {weights}) AS score "
+            "FROM file_fts WHERE file_fts MATCH ? ORDER BY score DESC LIMIT ?) f "
+            "JOIN file_paths p ON p.fts_rowid = f.rowid ORDER BY f.score DESC"
+        )
+        try:
+            rows = self._reader().execute(sql, [expression, limit]).fetchall()
+        except sqlite3.OperationalError as exc:
+            log.debug("file bm25 query %r failed: %s", expression, exc)
+            return []
+        return [(path, float(score)) for path, score in rows]
+
+    def file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many files contain each term, and the number of files (for IDF)."""
+        conn = self._reader()
+        total = int(conn.execute("SELECT count(*) FROM file_paths").fetchone()[0])
+        counts: dict[str, int] = {}
+        for term in terms:
+            try:
+                row = conn.execute(
+                    "SELECT count(*) FROM file_fts WHERE file_fts MATCH ?", (f'"{term}"',)
+                ).fetchone()
+            except sqlite3.OperationalError:
+                continue
+            counts[term] = int(row[0])
+        return counts, total
+
+    def labels_matching(self, filters: SearchFilters) -> set[int]:
+        where, args = where_clause(filters=filters)
+        return {r[0] for r in self._reader().execute(f"SELECT label FROM chunks {where}", args)}
+
+    def bm25(
+        self, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
+        return self.bm25_terms(query_terms(query), limit, filters)
+
+    def bm25_terms(
+        self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
+        expression = fts_match_expression(terms)
+        if expression is None or limit <= 0:
+            return []
+        where, args = where_clause(filters=filters, alias="c.")
+        where = f"AND {where[6:]}" if where else ""
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        columns = ", ".join(f"c.{col.strip()}" for col in CHUNK_COLUMNS.split(","))
+        if where:  # filters need the chunk columns while ranking
+            sql = (
+                f"SELECT -bm25(fts, {weights}) AS score, {columns} FROM fts "
+                f"JOIN chunks c ON c.rowid = fts.rowid WHERE fts MATCH ? {where} "
+                "ORDER BY score DESC LIMIT ?"
+            )
+        else:
+            # Rank inside FTS first and join only the winners: sorting every match together
+            # with its chunk text halves the speed at 100k chunks (92 → 46 ms a query).
+            sql = (
+                f"SELECT f.score, {columns} FROM (SELECT rowid, -bm25(fts, {weights}) AS score "
+                "FROM fts WHERE fts MATCH ? ORDER BY score DESC LIMIT ?) f "
+                "JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC"
+            )
+        try:
+            rows = self._reader().execute(sql, [expression, *args, limit]).fetchall()
+        except sqlite3.OperationalError as exc:  # a query FTS5 cannot parse finds nothing
+            log.debug("bm25 query %r failed: %s", expression, exc)
+            return []
+        return [(row_to_chunk(r[1:]), float(r[0])) for r in rows]
