@@ -57,6 +57,9 @@ class Folder:
     last_report: IndexReport | None = None
     progress: ProgressSnapshot | None = None  # the running index's latest phase/counts/ETA
     index_task: asyncio.Task[None] | None = None
+    # Set (on the event loop) when the folder starts closing: an index run that was still
+    # waiting for its progress token must not submit work to the retiring writer.
+    closed: bool = False
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     pending: dict[str, Action] = field(default_factory=dict)
     in_flight: int = 0

@@ -74,6 +74,9 @@ class IndexRuns:
         folder.progress = None
         end_message = "not indexed"
         try:
+            if folder.closed:  # shut down while waiting for the progress token: not a failure
+                logger.info("not indexing %s: the folder is closing", folder.root)
+                return
             report = await loop.run_in_executor(
                 folder.writer, self._run_index, folder, force, self._reporter(folder, token), cancel
             )

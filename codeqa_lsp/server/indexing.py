@@ -79,6 +79,7 @@ class FolderManager(FolderRegistry):
 
     async def _close(self, folder: Folder) -> None:
         """Cancel indexing, flush debounced saves, persist and close the index."""
+        folder.closed = True
         if folder.cancel is not None:
             folder.cancel.set()
         self.saves.flush_timers(folder)
@@ -93,6 +94,7 @@ class FolderManager(FolderRegistry):
 
     def abort_all(self) -> None:
         for folder in self.folders:
+            folder.closed = True
             if folder.cancel is not None:
                 folder.cancel.set()
             folder.writer.shutdown(wait=False, cancel_futures=True)
