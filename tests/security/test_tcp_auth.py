@@ -10,6 +10,7 @@ Python.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -86,6 +87,23 @@ def _frame(message: dict) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+def _initialize_frame(root: Path, token: str) -> bytes:
+    """The editor's first message: `initialize` for `root` carrying `token`."""
+    return _frame(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "capabilities": {},
+                "initializationOptions": {**HASH_OPTIONS, "authToken": token},
+            },
+        }
+    )
+
+
 def _read(sock: socket.socket) -> dict | None:
     sock.settimeout(HANG_GUARD)
     data = b""
@@ -119,8 +137,9 @@ def _read_response(sock: socket.socket, msg_id: int) -> dict:
             sock.sendall(_frame({"jsonrpc": "2.0", "id": message["id"], "result": None}))
 
 
-@pytest.fixture
-def tcp_server(tmp_path: Path) -> Iterator[tuple[int, Path, Path]]:
+@contextlib.contextmanager
+def _serving(tmp_path: Path, *extra_args: str) -> Iterator[tuple[int, Path, Path]]:
+    """A real `codeqa-lsp --tcp` over a fresh workspace, listening when this yields."""
     root = make_workspace(tmp_path / "secret-ws")
     port = _free_port()
     token_file = tmp_path / "lsp.token"
@@ -135,6 +154,7 @@ def tcp_server(tmp_path: Path) -> Iterator[tuple[int, Path, Path]]:
             str(token_file),
             "--log-level",
             "warning",
+            *extra_args,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -155,27 +175,19 @@ def tcp_server(tmp_path: Path) -> Iterator[tuple[int, Path, Path]]:
         proc.wait()
 
 
+@pytest.fixture
+def tcp_server(tmp_path: Path) -> Iterator[tuple[int, Path, Path]]:
+    with _serving(tmp_path) as served:
+        yield served
+
+
 def test_token_file_is_private_and_a_bad_token_is_refused(
     tcp_server: tuple[int, Path, Path],
 ) -> None:
     port, token_file, root = tcp_server
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     with socket.create_connection(("127.0.0.1", port)) as sock:
-        sock.sendall(
-            _frame(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "processId": None,
-                        "rootUri": root.as_uri(),
-                        "capabilities": {},
-                        "initializationOptions": {**HASH_OPTIONS, "authToken": "x" * 43},
-                    },
-                }
-            )
-        )
+        sock.sendall(_initialize_frame(root, "x" * 43))
         reply = _read(sock)
         assert reply is not None and reply["error"]["code"] == -32001
         assert _read(sock) is None  # closed
@@ -187,21 +199,7 @@ def test_authenticated_client_is_served_and_a_second_one_refused(
     port, token_file, root = tcp_server
     token = token_file.read_text().strip()
     with socket.create_connection(("127.0.0.1", port)) as editor:
-        editor.sendall(
-            _frame(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "processId": None,
-                        "rootUri": root.as_uri(),
-                        "capabilities": {},
-                        "initializationOptions": {**HASH_OPTIONS, "authToken": token},
-                    },
-                }
-            )
-        )
+        editor.sendall(_initialize_frame(root, token))
         assert "capabilities" in _read_response(editor, 1)["result"]
         editor.sendall(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         # A second client, even one that knows the token, cannot take the session over.
@@ -272,35 +270,8 @@ def test_another_os_user_gets_nothing(
 def test_a_connection_that_never_authenticates_is_closed(tmp_path: Path) -> None:
     """A peer that connects and sends nothing (or drips half a header) is disconnected after
     the auth timeout, and the editor can still connect and be served afterwards."""
-    root = make_workspace(tmp_path / "ws")
-    port = _free_port()
-    token_file = tmp_path / "lsp.token"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "codeqa_lsp",
-            "--tcp",
-            f"127.0.0.1:{port}",
-            "--token-file",
-            str(token_file),
-            "--auth-timeout",
-            "0.5",
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + HANG_GUARD
-        idle = dripper = None
-        while idle is None and time.monotonic() < deadline:
-            try:
-                idle = socket.create_connection(("127.0.0.1", port), timeout=1)
-            except OSError:
-                time.sleep(0.1)
-        assert idle is not None
+    with _serving(tmp_path, "--auth-timeout", "0.5") as (port, token_file, root):
+        idle = socket.create_connection(("127.0.0.1", port))
         dripper = socket.create_connection(("127.0.0.1", port))
         dripper.sendall(b"Content-Len")  # half a header, then nothing
         for sock in (idle, dripper):
@@ -309,21 +280,7 @@ def test_a_connection_that_never_authenticates_is_closed(tmp_path: Path) -> None
             sock.close()
         token = token_file.read_text().strip()
         with socket.create_connection(("127.0.0.1", port)) as editor:
-            editor.sendall(
-                _frame(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": 1,
-                        "method": "initialize",
-                        "params": {
-                            "processId": None,
-                            "rootUri": root.as_uri(),
-                            "capabilities": {},
-                            "initializationOptions": {**HASH_OPTIONS, "authToken": token},
-                        },
-                    }
-                )
-            )
+            editor.sendall(_initialize_frame(root, token))
             assert "capabilities" in _read_response(editor, 1)["result"]
             time.sleep(1.0)  # past the auth timeout: an authenticated session stays open
             editor.sendall(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
@@ -338,6 +295,3 @@ def test_a_connection_that_never_authenticates_is_closed(tmp_path: Path) -> None
                 )
             )
             assert "result" in _read_response(editor, 2)
-    finally:
-        proc.kill()
-        proc.wait()
