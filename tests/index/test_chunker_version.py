@@ -71,4 +71,5 @@ def test_a_new_chunker_version_re_embeds_kept_chunks_whose_embedded_text_changed
     symbols, embedded, reason = _index(root, settings)
     assert symbols == {"alpha", "beta"}  # same chunks, same ids...
     assert embedded == 2  # ...embedded again from their new text
+    assert reason is not None and "chunking changed" in reason
     assert _index(root, settings)[1:] == (0, None)
