@@ -8,9 +8,10 @@ The pipeline for one query:
    question's BM25 arm adds the code-vocabulary terms of its phrases (`expansion.py`);
 3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
    apply the path priors (`priors.py`: tests and changelogs rarely answer a question);
-4. exact-symbol fast path: definitions the query names are put first for a navigation
+4. a nested function's enclosing function just above it (`enclosing.py`);
+5. exact-symbol fast path: definitions the query names are put first for a navigation
    query (`where is parse_args`) and boosted for a question that mentions them;
-5. judge confidence (`floor.py`) and report the share of chunks embedded.
+6. judge confidence (`floor.py`) and report the share of chunks embedded.
 
 `mode` runs a single arm alone, unfused and without the fast path, so the benchmark can
 compare the arms against the full pipeline through the same code.
@@ -29,6 +30,7 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms, tokenize
 from codeqa_lsp.retrieval import graph as structure
+from codeqa_lsp.retrieval.enclosing import enclosing_first
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
@@ -125,6 +127,7 @@ class HybridSearcher:
         if mode == "hybrid":
             ranked, exact_ids = self._hybrid(info, arms, filters)
             ranked = self._second_stage(query, ranked, arms, filters)
+            ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
         else:
@@ -374,6 +377,9 @@ class HybridSearcher:
             self.indexer.get_chunks(_best_named(self.indexer.definitions_in_paths(paths), terms))
         )
         return [c for c in out if chunk_passes(c, filters)]
+
+    def _definitions(self, name: str, filters: SearchFilters | None) -> list[Chunk]:
+        return [c for c in self.indexer.definitions(name) if chunk_passes(c, filters)]
 
     def _named_definitions(self, info: QueryInfo, filters: SearchFilters | None) -> list[Chunk]:
         """Indexed definitions the query names, at most a handful (a common name such as
