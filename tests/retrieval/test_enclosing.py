@@ -104,3 +104,33 @@ def test_methods_never_lift_their_class_and_absent_parents_are_fetched() -> None
         "proto.render",
     ]
     assert asked[0] == "process_params" and lifted[0][1] == 0.7
+
+
+SOCKET = """
+export class Channel {
+  private _connect() {
+    const socket = new WebSocket(this.url);
+    const queue = this.pending;
+    socket.onopen = (evt: Event) => {
+      // flush what was pushed before the link was open
+      for (const message of queue) {
+        socket.send(message);
+      }
+      queue.length = 0;
+    };
+    socket.onclose = () => {
+      this.reset();
+    };
+  }
+}
+"""
+
+
+def test_an_assigned_callback_lifts_the_method_it_is_written_in() -> None:
+    """`socket.onopen = () => ...` is named after its target, not its enclosing method: the
+    enclosing function is found by position among the candidates."""
+    chunks = {c.symbol: c for c in chunk_source("src/channel.ts", SOCKET)}
+    assert "socket.onopen" in chunks and "Channel._connect" in chunks
+    ranked = [(chunks["socket.onopen"], 0.9), (chunks["Channel._connect"], 0.5)]
+    lifted = enclosing_first(ranked, lambda name: [])
+    assert [c.symbol for c, _ in lifted] == ["Channel._connect", "socket.onopen"]
