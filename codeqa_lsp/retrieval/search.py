@@ -8,7 +8,7 @@ The pipeline for one query:
    question's BM25 arm adds the code-vocabulary terms of its phrases (`expansion.py`);
 3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
    apply the path priors (`priors.py`: tests and changelogs rarely answer a question);
-4. class-level evidence: the methods of a class that ranks high gain from it
+4. class- and module-level evidence: the members of a class or file that ranks high gain
    (`classes.py`); a nested function's enclosing function just above it (`enclosing.py`);
 5. exact-symbol fast path: definitions the query names are put first for a navigation
    query (`where is parse_args`) and boosted for a question that mentions them;
@@ -31,7 +31,7 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms, tokenize
 from codeqa_lsp.retrieval import graph as structure
-from codeqa_lsp.retrieval.classes import methods_of_strong_classes
+from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.enclosing import enclosing_first
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
@@ -130,7 +130,7 @@ class HybridSearcher:
             ranked, exact_ids = self._hybrid(info, arms, filters)
             ranked = self._second_stage(query, ranked, arms, filters)
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
-                ranked = methods_of_strong_classes(ranked)
+                ranked = members_of_strong_owners(ranked)
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)

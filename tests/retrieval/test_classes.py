@@ -8,7 +8,7 @@ from pathlib import Path
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import Indexer
-from codeqa_lsp.retrieval.classes import methods_of_strong_classes
+from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.search import HybridSearcher
 
 TYPES = '''
@@ -58,7 +58,7 @@ def test_only_methods_of_high_ranked_classes_gain() -> None:
         (chunks["LazyTarget.convert"], 0.7),
         (chunks["LazyTarget.describe"], 0.5),
     ]
-    lifted = methods_of_strong_classes(ranked, weight=0.25)
+    lifted = members_of_strong_owners(ranked, weight=0.25)
     assert [c.symbol for c, _ in lifted] == [
         "LazyTarget",
         "LazyTarget.convert",  # 0.7 + 0.25
@@ -66,4 +66,30 @@ def test_only_methods_of_high_ranked_classes_gain() -> None:
         "LazyTarget.describe",  # 0.5 + 0.25 < 0.8
     ]
     # A class outside the first `within` results lifts nothing.
-    assert methods_of_strong_classes(ranked[1:] + ranked[:1], within=2) == ranked[1:] + ranked[:1]
+    assert members_of_strong_owners(ranked[1:] + ranked[:1], within=2) == ranked[1:] + ranked[:1]
+
+
+MODULE = '''
+"""Which files stay out of the index: credentials, binaries and generated code."""
+
+import re
+
+GENERATED = re.compile("DO NOT EDIT")
+
+
+def content_rule(text):
+    return "generated" if GENERATED.search(text) else None
+
+
+def format_size(size):
+    return f"{size} bytes"
+'''
+
+
+def test_a_strong_module_chunk_lifts_its_top_level_functions_only() -> None:
+    chunks = {c.symbol: c for c in chunk_source("scan.py", MODULE)}
+    module = next(c for c in chunks.values() if c.kind == "module")
+    other = next(c for c in chunk_source("types.py", TYPES) if c.symbol == "copy_handle")
+    ranked = [(module, 1.0), (other, 0.8), (chunks["content_rule"], 0.7)]
+    lifted = members_of_strong_owners(ranked, weight=0.25)
+    assert [c.symbol for c, _ in lifted] == [module.symbol, "content_rule", "copy_handle"]
