@@ -49,9 +49,10 @@ from codeqa_lsp.chunking.structure import (
 logger = logging.getLogger(__name__)
 
 # Bump when a change to the chunker alters chunk boundaries or symbol names: existing
-# indexes then re-chunk every file on their next run (unchanged chunks keep their ids, so
-# only what really changed is re-embedded). Unchanged files are otherwise never re-read.
-CHUNKER_VERSION = "4"
+# indexes then re-chunk every file on their next run and re-embed every chunk (texts the
+# embedding cache knows cost no model call). Unchanged files are otherwise never re-read.
+# 5: TypeScript overload signatures left out of the embedded text (`overloads.py`).
+CHUNKER_VERSION = "5"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

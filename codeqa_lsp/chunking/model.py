@@ -6,6 +6,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
+from codeqa_lsp.chunking.overloads import implementation_text
+
+# Languages whose functions may open with bodiless overload signatures (`overloads.py`).
+OVERLOADING_LANGUAGES = frozenset({"typescript", "tsx"})
+
 ChunkKind = Literal["function", "method", "class", "module", "section"]
 
 
@@ -83,4 +88,8 @@ class Chunk:
         header = f"{self.path} · {self.symbol} · {self.kind}"
         if self.part > 0 and self.signature:
             header += f"\n{self.signature}"
-        return f"{header}\n{self.text}"
+        text = self.text
+        if self.language in OVERLOADING_LANGUAGES and self.kind in ("function", "method"):
+            # Overload signatures first would fill the embedder's window (`overloads.py`).
+            text = implementation_text(text)
+        return f"{header}\n{text}"

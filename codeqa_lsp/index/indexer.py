@@ -288,6 +288,10 @@ class Indexer(IndexReads):
             self.store.forget_file_states(conn)
             self.store.set_meta("chunking", chunking, conn)
         if previous is not None:
+            # What the embedder reads of a kept chunk may have changed too (`embed_text`):
+            # every chunk is embedded again, from the embedding cache where its text is known.
+            self.vectors.delete(self.vectors.live_labels())
+        if previous is not None:
             self._note_rebuild(
                 f"chunking changed from {previous} to {chunking}; re-chunking every file"
             )

@@ -4,12 +4,15 @@ The pipeline for one query:
 
 1. analyse the query (identifiers it names, navigation or question; `query.py`);
 2. run the BM25 arm and, when any chunk is embedded, the dense arm, in parallel threads
-   (SQLite, the embedder and hnswlib all release the GIL, so the two overlap);
+   (SQLite, the embedder and hnswlib all release the GIL, so the two overlap); a short
+   question's BM25 arm adds the code-vocabulary terms of its phrases (`expansion.py`);
 3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
    apply the path priors (`priors.py`: tests and changelogs rarely answer a question);
-4. exact-symbol fast path: definitions the query names are put first for a navigation
+4. class- and module-level evidence: the members of a class or file that ranks high gain
+   (`classes.py`); a nested function's enclosing function just above it (`enclosing.py`);
+5. exact-symbol fast path: definitions the query names are put first for a navigation
    query (`where is parse_args`) and boosted for a question that mentions them;
-5. judge confidence (`floor.py`) and report the share of chunks embedded.
+6. judge confidence (`floor.py`) and report the share of chunks embedded.
 
 `mode` runs a single arm alone, unfused and without the fast path, so the benchmark can
 compare the arms against the full pipeline through the same code.
@@ -28,6 +31,9 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms, tokenize
 from codeqa_lsp.retrieval import graph as structure
+from codeqa_lsp.retrieval.classes import members_of_strong_owners
+from codeqa_lsp.retrieval.enclosing import enclosing_first
+from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
@@ -123,6 +129,9 @@ class HybridSearcher:
         if mode == "hybrid":
             ranked, exact_ids = self._hybrid(info, arms, filters)
             ranked = self._second_stage(query, ranked, arms, filters)
+            if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
+                ranked = members_of_strong_owners(ranked)
+                ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
         else:
@@ -201,6 +210,10 @@ class HybridSearcher:
         bm25_limit = max(limit, BM25_CANDIDATES) if mode == "hybrid" else limit
         terms, long_query = self._bm25_terms(query)
         bm25 = self.indexer.bm25_terms(terms, bm25_limit, filters) if want_bm25 else []
+        extra = expansion_terms(query) if mode == "hybrid" and not long_query else []
+        if extra:
+            bm25 = self._expanded(extra, bm25, bm25_limit, filters)
+            terms = [*terms, *extra]  # whole-file evidence (second stage) counts them too
         if dense_future is not None:
             dense: list[tuple[Chunk, float]] | None = dense_future.result()
         elif want_dense:
@@ -227,6 +240,23 @@ class HybridSearcher:
             return terms, False
         counts, total = self.indexer.file_document_counts(terms)
         return salient_terms(query, terms, counts, total) or terms, True
+
+    def _expanded(
+        self,
+        extra: list[str],
+        bm25: list[tuple[Chunk, float]],
+        limit: int,
+        filters: SearchFilters | None,
+    ) -> list[tuple[Chunk, float]]:
+        """The BM25 list with the BM25 score of the code-vocabulary terms `extra` added at
+        `EXPANSION_WEIGHT` (`expansion.py`)."""
+        chunks = {c.id: c for c, _ in bm25}
+        scores = {c.id: s for c, s in bm25}
+        for chunk, score in self.indexer.bm25_terms(extra, limit, filters):
+            chunks.setdefault(chunk.id, chunk)
+            scores[chunk.id] = scores.get(chunk.id, 0.0) + EXPANSION_WEIGHT * score
+        ranked = sorted(scores.items(), key=lambda item: -item[1])[:limit]
+        return [(chunks[doc], score) for doc, score in ranked]
 
     def _complete_cosines(self, query: str, arms: _Arms) -> dict[str, float]:
         """Cosines for BM25 candidates outside the dense arm's top list.
@@ -351,6 +381,9 @@ class HybridSearcher:
             self.indexer.get_chunks(_best_named(self.indexer.definitions_in_paths(paths), terms))
         )
         return [c for c in out if chunk_passes(c, filters)]
+
+    def _definitions(self, name: str, filters: SearchFilters | None) -> list[Chunk]:
+        return [c for c in self.indexer.definitions(name) if chunk_passes(c, filters)]
 
     def _named_definitions(self, info: QueryInfo, filters: SearchFilters | None) -> list[Chunk]:
         """Indexed definitions the query names, at most a handful (a common name such as

@@ -52,3 +52,24 @@ def test_a_new_chunker_version_re_chunks_unchanged_files(
     assert reason is not None and "chunking changed" in reason
     # ...and only once.
     assert _index(root, settings)[1:] == (0, None)
+
+
+def test_a_new_chunker_version_re_embeds_kept_chunks_whose_embedded_text_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk keeps its id when its code is unchanged, but what the embedder reads of it
+    (`Chunk.embed_text`) may change with the chunker: its vector must be recomputed."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
+    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
+    assert _index(root, settings)[1] == 2
+
+    original = chunker.Chunk.embed_text
+    monkeypatch.setattr(chunker.Chunk, "embed_text", lambda self: "new view\n" + original(self))
+    monkeypatch.setattr(chunker, "CHUNKER_VERSION", "test-next")
+    symbols, embedded, reason = _index(root, settings)
+    assert symbols == {"alpha", "beta"}  # same chunks, same ids...
+    assert embedded == 2  # ...embedded again from their new text
+    assert reason is not None and "chunking changed" in reason
+    assert _index(root, settings)[1:] == (0, None)

@@ -1,0 +1,57 @@
+"""Query expansion for the BM25 arm: the words code uses for what a user asks about.
+
+A question and the code that answers it often share no word: users describe a concern in
+everyday phrases, while identifiers and docstrings use the field's own terms. The dense
+arm is meant to bridge that, but a small embedder often does not: `make demo`'s question
+about keeping credentials out of the index reached the module that decides it at cosine
+0.19 (MiniLM), below forty unrelated chunks, and shares none of its words with it. So a
+short question's BM25 arm also runs the code-vocabulary terms of the phrases it contains,
+as a second BM25 query whose score is added at `EXPANSION_WEIGHT` of the original's.
+
+The table (`code_vocabulary.json`, data beside this module so that a search over this
+project does not find the table itself) is general programming vocabulary, written from
+what code calls things, not from the evaluation questions. Only phrases that are
+unambiguous in a question about code are in it (a bare "key" is a dict key as often as a
+credential, so it is not).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from codeqa_lsp.index.tokens import STOPWORDS, tokenize
+
+# Added BM25 score = EXPANSION_WEIGHT × the expansion query's BM25 score (1.0 makes it one
+# BM25 query over both sets of terms). Measured: see `search.py` where it is used.
+EXPANSION_WEIGHT = 1.0
+
+_VOCABULARY = Path(__file__).with_name("code_vocabulary.json")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> dict[str, tuple[str, ...]]:
+    """Phrase (lowercase words joined by one space) → the code's words for it."""
+    raw = json.loads(_VOCABULARY.read_text(encoding="utf-8"))
+    return {phrase: tuple(words) for phrase, words in raw["phrases"].items()}
+
+
+def expansion_terms(query: str) -> list[str]:
+    """Code-vocabulary tokens for the phrases `query` contains, minus its own tokens.
+
+    Phrases are matched on plain words with stopwords kept ("kept out" needs its "out")."""
+    table = vocabulary()
+    longest = max((len(p.split()) for p in table), default=0)
+    words = [w.lower() for w in _WORD.findall(query)]
+    own = set(tokenize(query))
+    found: dict[str, None] = {}
+    for size in range(longest, 0, -1):
+        for start in range(len(words) - size + 1):
+            for term in table.get(" ".join(words[start : start + size]), ()):
+                for token in tokenize(term):
+                    if token not in own and token not in STOPWORDS:
+                        found.setdefault(token, None)
+    return list(found)

@@ -1,0 +1,95 @@
+"""Class-level evidence: the methods of a class that matches the question well rise (real
+index: SQLite FTS5, hnswlib, the `hash` embedder; real tree-sitter chunks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeqa_lsp.chunking.chunker import chunk_source
+from codeqa_lsp.config import Settings
+from codeqa_lsp.index.indexer import Indexer
+from codeqa_lsp.retrieval.classes import members_of_strong_owners
+from codeqa_lsp.retrieval.search import HybridSearcher
+
+TYPES = '''
+class LazyTarget:
+    """A parameter type for an output target that is created lazily: nothing exists on
+    disk until the first write, and the command's context closes it when it finishes."""
+
+    def convert(self, value, param, ctx):
+        opened = Deferred(value, self.mode)
+        ctx.call_on_close(opened.close_intelligently)
+        return opened
+
+    def describe(self):
+        return "target"
+
+
+def copy_handle(source, handle):
+    """Copy everything from an open source handle into another handle for writing."""
+    for block in source:
+        handle.write(block)
+'''
+
+
+def test_the_method_of_the_class_the_question_is_about_rises(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "types.py").write_text(TYPES)
+    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
+    indexer = Indexer(root, settings)
+    try:
+        indexer.index()
+        searcher = HybridSearcher(indexer, settings)
+        question = "why is the handle for writing not created on disk until the first write"
+        ranked = searcher.search(question, top_k=4).hits
+        symbols = [h.chunk.symbol for h in ranked]
+        assert symbols.index("LazyTarget.convert") < symbols.index("copy_handle")
+        searcher.close()
+    finally:
+        indexer.close()
+
+
+def test_only_methods_of_high_ranked_classes_gain() -> None:
+    chunks = {c.symbol: c for c in chunk_source("types.py", TYPES)}
+    ranked = [
+        (chunks["LazyTarget"], 1.0),
+        (chunks["copy_handle"], 0.8),
+        (chunks["LazyTarget.convert"], 0.7),
+        (chunks["LazyTarget.describe"], 0.5),
+    ]
+    lifted = members_of_strong_owners(ranked, weight=0.25)
+    assert [c.symbol for c, _ in lifted] == [
+        "LazyTarget",
+        "LazyTarget.convert",  # 0.7 + 0.25
+        "copy_handle",
+        "LazyTarget.describe",  # 0.5 + 0.25 < 0.8
+    ]
+    # A class outside the first `within` results lifts nothing.
+    assert members_of_strong_owners(ranked[1:] + ranked[:1], within=2) == ranked[1:] + ranked[:1]
+
+
+MODULE = '''
+"""Which files stay out of the index: credentials, binaries and generated code."""
+
+import re
+
+GENERATED = re.compile("DO NOT EDIT")
+
+
+def content_rule(text):
+    return "generated" if GENERATED.search(text) else None
+
+
+def format_size(size):
+    return f"{size} bytes"
+'''
+
+
+def test_a_strong_module_chunk_lifts_its_top_level_functions_only() -> None:
+    chunks = {c.symbol: c for c in chunk_source("scan.py", MODULE)}
+    module = next(c for c in chunks.values() if c.kind == "module")
+    other = next(c for c in chunk_source("types.py", TYPES) if c.symbol == "copy_handle")
+    ranked = [(module, 1.0), (other, 0.8), (chunks["content_rule"], 0.7)]
+    lifted = members_of_strong_owners(ranked, weight=0.25)
+    assert [c.symbol for c, _ in lifted] == [module.symbol, "content_rule", "copy_handle"]

@@ -1,0 +1,136 @@
+"""A nested function's match lifts the function that encloses it (real index: SQLite FTS5,
+hnswlib, the `hash` embedder; real tree-sitter chunks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeqa_lsp.chunking.chunker import chunk_source
+from codeqa_lsp.config import Settings
+from codeqa_lsp.index.indexer import Indexer
+from codeqa_lsp.retrieval.enclosing import enclosing_first
+from codeqa_lsp.retrieval.search import HybridSearcher
+
+ROUTER = """
+var proto = module.exports = {};
+
+/**
+ * Run the registered placeholder callbacks before the route.
+ */
+proto.process_params = function process_params(layer, called, req, res, done) {
+  var keys = layer.keys;
+  var i = 0;
+
+  function param(err) {
+    if (i >= keys.length) return done(err);
+    var name = keys[i++].name;
+    var cached = called[name];
+    if (cached && cached.value === req.params[name]) {
+      // placeholder value already seen in this request: callbacks are not re-run
+      req.params[name] = cached.value;
+      return param(cached.error);
+    }
+    called[name] = { value: req.params[name] };
+    paramCallback();
+  }
+
+  function paramCallback() {
+    var fn = layer.callbacks.shift();
+    if (!fn) return param();
+    fn(req, res, paramCallback, req.params);
+  }
+
+  param();
+};
+
+proto.render = function render(view, options) {
+  return view.render(options);
+};
+"""
+
+CLASSES = '''
+class Jar:
+    """Cookies by name."""
+
+    def get(self, name):
+        """The cookie called name, from any domain."""
+        return self._find(name)
+
+    def _find(self, name):
+        for cookie in self.cookies:
+            if cookie.name == name:
+                return cookie
+'''
+
+
+def test_a_question_about_the_helper_lifts_the_enclosing_function(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "router.js").write_text(ROUTER)
+    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
+    indexer = Indexer(root, settings)
+    try:
+        indexer.index()
+        searcher = HybridSearcher(indexer, settings)
+        question = "why is a cached placeholder value not re-run in the same request"
+        # Ranked alone, the arms put a nested helper ahead of what encloses it...
+        bm25 = [h.chunk.symbol for h in searcher.search(question, top_k=5, mode="bm25").hits]
+        assert bm25.index("proto.process_params.param") < bm25.index("proto.process_params")
+        # ...the full pipeline shows the enclosing function first, the helper after it.
+        hybrid = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
+        assert hybrid.index("proto.process_params") < hybrid.index("proto.process_params.param")
+        searcher.close()
+    finally:
+        indexer.close()
+
+
+def test_methods_never_lift_their_class_and_absent_parents_are_fetched() -> None:
+    chunks = {c.symbol: c for c in chunk_source("jar.py", CLASSES)}
+    ranked = [(chunks["Jar._find"], 0.9), (chunks["Jar.get"], 0.8)]
+    assert enclosing_first(ranked, lambda name: [chunks["Jar"]]) == ranked
+
+    nested = {c.symbol: c for c in chunk_source("lib/router.js", ROUTER)}
+    helper = nested["proto.process_params.paramCallback"]
+    asked: list[str] = []
+
+    def definitions(name: str) -> list:  # type: ignore[type-arg]
+        asked.append(name)
+        return [c for c in nested.values() if c.name == name]
+
+    lifted = enclosing_first([(helper, 0.7), (nested["proto.render"], 0.6)], definitions)
+    assert [c.symbol for c, _ in lifted] == [
+        "proto.process_params",
+        "proto.process_params.paramCallback",
+        "proto.render",
+    ]
+    assert asked[0] == "process_params" and lifted[0][1] == 0.7
+
+
+SOCKET = """
+export class Channel {
+  private _connect() {
+    const socket = new WebSocket(this.url);
+    const queue = this.pending;
+    socket.onopen = (evt: Event) => {
+      // flush what was pushed before the link was open
+      for (const message of queue) {
+        socket.send(message);
+      }
+      queue.length = 0;
+    };
+    socket.onclose = () => {
+      this.reset();
+    };
+  }
+}
+"""
+
+
+def test_an_assigned_callback_lifts_the_method_it_is_written_in() -> None:
+    """`socket.onopen = () => ...` is named after its target, not its enclosing method: the
+    enclosing function is found by position among the candidates."""
+    chunks = {c.symbol: c for c in chunk_source("src/channel.ts", SOCKET)}
+    assert "socket.onopen" in chunks and "Channel._connect" in chunks
+    ranked = [(chunks["socket.onopen"], 0.9), (chunks["Channel._connect"], 0.5)]
+    lifted = enclosing_first(ranked, lambda name: [])
+    assert [c.symbol for c, _ in lifted] == ["Channel._connect", "socket.onopen"]
