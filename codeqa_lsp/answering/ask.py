@@ -29,7 +29,7 @@ from pathlib import Path
 
 from codeqa_lsp.answering.cache import AnswerStore, cache_key
 from codeqa_lsp.answering.callees import callees
-from codeqa_lsp.answering.citations import CitationResolver, verify
+from codeqa_lsp.answering.citations import CitationResolver
 from codeqa_lsp.answering.extractive import (
     FALLBACK_NOTE,
     NO_MODEL_NOTE,
@@ -38,6 +38,7 @@ from codeqa_lsp.answering.extractive import (
     extractive_explanation,
     low_confidence_answer,
 )
+from codeqa_lsp.answering.finals import extractive_final, model_final, usage_of
 from codeqa_lsp.answering.model import Answer, Usage
 from codeqa_lsp.answering.prompt import Prompt, build_ask_prompt, build_explain_prompt
 from codeqa_lsp.answering.providers import (
@@ -49,7 +50,6 @@ from codeqa_lsp.answering.providers import (
 )
 from codeqa_lsp.answering.providers.base import Cancelled
 from codeqa_lsp.answering.redact import Redactor
-from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.answering.source import CodeSource
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.chunking.scanner import decode_source
@@ -64,7 +64,6 @@ LOW_CONFIDENCE_CANDIDATES = 3
 RELATIVE_SCORE_FLOOR = 0.1  # of the best hit's fused score
 MAX_CALLEES = 6
 INTERRUPTED = "\n\n[interrupted: {reason}]\n\n"
-UNCITED_NOTE = "\n\n*This answer cites no code that could be verified; treat it with care.*"
 
 Stream = Iterator[str | Answer]
 
@@ -126,7 +125,7 @@ class Answerer:
         if not response.confident or not hits:
             # No model call: a fluent wrong answer costs more trust than "I don't know".
             candidates = hits[:LOW_CONFIDENCE_CANDIDATES]
-            answer = self._extractive_final(
+            answer = extractive_final(
                 low_confidence_answer(candidates, response.reason),
                 candidates,
                 resolver,
@@ -221,8 +220,8 @@ class Answerer:
         chunks = self._cached_chunks(entry, [target]) if entry is not None else None
         if entry is None or chunks is None:
             return None
-        return self._model_final(
-            entry["text"], chunks, resolver, 0.0, *identity, _usage(entry), cached=True
+        return model_final(
+            entry["text"], chunks, resolver, 0.0, *identity, usage_of(entry), cached=True
         )
 
     def _cached_chunks(
@@ -307,7 +306,7 @@ class Answerer:
                 if self.settings.provider == "extractive"
                 else REMOTE_FORBIDDEN_NOTE.format(provider=self.settings.provider)
             )
-            answer = self._extractive_final(
+            answer = extractive_final(
                 extractive(prompt.chunks, note), prompt.chunks, resolver, started
             )
             yield answer.text
@@ -323,14 +322,14 @@ class Answerer:
         entry = self.store.get(key) if use_cache else None
         cached_chunks = self._cached_chunks(entry, prompt.chunks) if entry is not None else None
         if entry is not None and cached_chunks is not None:
-            answer = self._model_final(
+            answer = model_final(
                 entry["text"],
                 cached_chunks,
                 resolver,
                 started,
                 provider.name,
                 provider.model,
-                _usage(entry),
+                usage_of(entry),
                 cached=True,
             )
             yield answer.text
@@ -383,7 +382,7 @@ class Answerer:
                 reason, prompt, resolver, started, extractive, streamed=bool(pieces)
             )
             return
-        answer = self._model_final(
+        answer = model_final(
             raw, prompt.chunks, resolver, started, provider.name, provider.model, usage
         )
         self.store.put(
@@ -407,7 +406,7 @@ class Answerer:
     ) -> Stream:
         if streamed:
             yield INTERRUPTED.format(reason=reason)
-        answer = self._extractive_final(
+        answer = extractive_final(
             extractive(prompt.chunks, FALLBACK_NOTE.format(reason=reason)),
             prompt.chunks,
             resolver,
@@ -416,55 +415,6 @@ class Answerer:
         answer.error = reason
         yield answer.text
         yield answer
-
-    # -- final answers ---------------------------------------------------------------------
-    def _extractive_final(
-        self,
-        text: str,
-        chunks: Sequence[Chunk],
-        resolver: CitationResolver,
-        started: float,
-        confident: bool = True,
-    ) -> Answer:
-        checked = verify(text, chunks, resolver, check_mentions=False)
-        return Answer(
-            text=checked.text,
-            citations=checked.citations,
-            chunks=list(chunks),
-            confident=confident,
-            provider="extractive",
-            model=None,
-            latency_s=time.monotonic() - started,
-            dropped_citations=checked.dropped,
-            unverified_mentions=checked.unverified_mentions,
-        )
-
-    def _model_final(
-        self,
-        raw: str,
-        chunks: Sequence[Chunk],
-        resolver: CitationResolver,
-        started: float,
-        provider: str,
-        model: str,
-        usage: Usage | None,
-        cached: bool = False,
-    ) -> Answer:
-        checked = verify(sanitize_markdown(raw), chunks, resolver)
-        text = checked.text if checked.citations else checked.text.rstrip() + UNCITED_NOTE
-        return Answer(
-            text=text,
-            citations=checked.citations,
-            chunks=list(chunks),
-            confident=True,
-            provider=provider,
-            model=model,
-            usage=usage,
-            cached=cached,
-            latency_s=time.monotonic() - started if started else 0.0,
-            dropped_citations=checked.dropped,
-            unverified_mentions=checked.unverified_mentions,
-        )
 
     def _log_question(self, question: str, hits: Sequence[Chunk], answer: Answer) -> None:
         self.store.log_question(
@@ -512,10 +462,3 @@ def enclosing_definition(chunks: Sequence[Chunk], line: int) -> Chunk | None:
 def _secret_rule(rel_path: str, text: str | None) -> str | None:
     """Why a file must not be explained (its name or content says credentials), else None."""
     return secret_name_rule(rel_path) or (secret_content_rule(text) if text else None)
-
-
-def _usage(entry: dict[str, object]) -> Usage | None:
-    raw = entry.get("usage")
-    if isinstance(raw, list) and len(raw) == 2:
-        return Usage(*(v if isinstance(v, int) else None for v in raw))
-    return None

@@ -274,7 +274,7 @@ def test_cancel_event_ends_a_stalled_answer_at_once(
 def test_an_answer_without_verifiable_citations_says_so(
     make_workspace: MakeWorkspace, fake_llm: FakeLLMServer
 ) -> None:
-    from codeqa_lsp.answering.ask import UNCITED_NOTE
+    from codeqa_lsp.answering.finals import UNCITED_NOTE
 
     fake_llm.script("messages", Reply("It is computed somewhere, trust me [12]."))
     _, answer = run(remote(make_workspace, fake_llm))
