@@ -29,6 +29,13 @@ from codeqa_lsp.chunking.declarations import is_declaration, is_stub_path
 from codeqa_lsp.chunking.definitions import Definition, find_definitions
 from codeqa_lsp.chunking.languages import grammar, language_for_path, parser_for
 from codeqa_lsp.chunking.model import Chunk, estimate_tokens
+from codeqa_lsp.chunking.node_text import (
+    doc_of,
+    find_body,
+    header_node,
+    member_summary,
+    signature_of,
+)
 from codeqa_lsp.chunking.recovery import recover_definitions
 from codeqa_lsp.chunking.references import FileReferences
 from codeqa_lsp.chunking.splitter import (
@@ -61,11 +68,6 @@ MODULE_GAP_ROWS = 80
 _LONE_CR = re.compile(rb"\r(?!\n)")
 _WORD = re.compile(rb"\w")
 _SPACE = re.compile(r"\s+")
-_COMMENT_MARKERS = re.compile(
-    r"^[ \t]*(?:/\*\*?|\*/|\*(?!/)|//[/!]?|#+|--|;+)[ \t]?|\*/[ \t]*$", re.M
-)
-_BODY_HOLDERS = ("value", "right", "declaration", "declarator", "type")
-_PY_DEFS = frozenset({"function_definition", "class_definition"})
 
 
 def chunk_source(
@@ -125,9 +127,9 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     defs = [d for d in found if _own_chunk(d)]
     for definition in defs:  # once each: a class skeleton reuses its members' signatures
         if definition.body is None:  # most queries capture `@body`; the others look it up
-            definition.body = _find_body(definition.node)
-        definition.signature = _signature(
-            lines.data, _header_node(definition.node), definition.body
+            definition.body = find_body(definition.node)
+        definition.signature = signature_of(
+            lines.data, header_node(definition.node), definition.body
         )
     refs = FileReferences(gram.language, language, tree.root_node, lines.data)
     chunks: list[Chunk] = []
@@ -177,7 +179,7 @@ class _Builder:
         self.definition, self.budget = definition, budget
         self.body = definition.body
         self.signature = definition.signature
-        self.doc = _doc(lines.data, definition, self.body)
+        self.doc = doc_of(lines.data, definition, self.body)
         self.refs = refs
         self.declaration = is_declaration(path, language, definition, lines.data)
         # Nested chunks own their references (a class skeleton owns none of its methods').
@@ -272,7 +274,7 @@ class _Builder:
             end_row = max(m.end_row for m in group)
             end = lines.row_end(end_row)
             indent = _indent(lines.data[line_start : lines.row_end(first_row)])
-            summary = "; ".join(_member_summary(self.language, lines.data, m) for m in group)
+            summary = "; ".join(member_summary(self.language, lines.data, m) for m in group)
             overrides[len(elements)] = f"{indent}{summary}\n"
             elements.append(Element(line_start, end, first_row, end_row, 0))
             cursor = end
@@ -314,107 +316,6 @@ class _Builder:
             declaration=self.declaration,
             refs=self.refs.inside(start, end, self.holes),
         )
-
-
-def _find_body(node: Node) -> Node | None:
-    """The body of a definition, looking through assignments and declarators
-    (`app.x = function () {...}`, `const f = () => {...}`, `@path` statements)."""
-    frontier = [node]
-    for _ in range(4):
-        following: list[Node] = []
-        for current in frontier:
-            body = current.child_by_field_name("body")
-            if body is not None:
-                return body
-            for field in _BODY_HOLDERS:
-                child = current.child_by_field_name(field)
-                if child is not None:
-                    following.append(child)
-            if current.type in ("expression_statement", "arguments", "call_expression"):
-                following.extend(
-                    c
-                    for c in current.named_children
-                    if "function" in c.type
-                    or c.type
-                    in ("assignment_expression", "call_expression", "arguments", "arrow_function")
-                )
-        frontier = following
-        if not frontier:
-            break
-    return None
-
-
-def _header_node(node: Node) -> Node:
-    """Where a signature starts: `const f = () => {}` reads better with its `const`."""
-    if node.type not in ("variable_declarator", "type_spec"):  # Go: `type Cart struct`
-        return node
-    parent = node.parent
-    return parent if parent is not None and parent.named_child_count == 1 else node
-
-
-def _signature(data: bytes, node: Node, body: Node | None) -> str:
-    """The definition's header up to its body, on one line (comments before the body,
-    as Python allows after `def f():`, are not part of it)."""
-    if body is not None and body.start_byte > node.start_byte:
-        end = body.start_byte
-        raw = data[node.start_byte : end]
-        if b"#" in raw or b"/" in raw:  # maybe a comment: look at the children (not free)
-            for child in node.children:
-                if child.start_byte >= end:
-                    break
-                if "comment" in child.type:
-                    raw = data[node.start_byte : child.start_byte]
-                    break
-    else:
-        end = data.find(b"\n", node.start_byte, node.end_byte)
-        raw = data[node.start_byte : node.end_byte if end == -1 else end]
-    text = " ".join(raw.decode("utf-8", "replace").split())
-    if text.endswith("=>") or text.endswith("{"):
-        text = text.rstrip("{ ").rstrip()
-    return text[:300]
-
-
-def _member_summary(language: str, data: bytes, member: Definition) -> str:
-    body, signature = member.body, member.signature
-    if body is None:
-        return signature
-    if language == "python":
-        return f"{signature} ..."
-    if data[body.start_byte : body.start_byte + 1] == b"{":
-        return f"{signature} {{ ... }}"
-    return f"{signature} ..."
-
-
-def _doc(data: bytes, definition: Definition, body: Node | None) -> str:
-    """The docstring (Python) or the doc comment above the definition, markers stripped."""
-    if (
-        body is not None
-        and data[body.start_byte : body.start_byte + 4].lstrip(b"rRbBuUfF")[:1] in (b'"', b"'")
-        and definition.node.type in _PY_DEFS
-        and body.type == "block"
-    ):  # a body that starts with a string literal: a docstring
-        first = body.named_child(0) if body.named_child_count else None
-        if first is not None and first.type == "expression_statement" and first.named_child_count:
-            string = first.named_children[0]
-            if string.type == "string":
-                raw = data[string.start_byte : string.end_byte].decode("utf-8", "replace")
-                return _strip_quotes(raw)[:2000]
-    comments = [n for n in definition.doc_nodes if "comment" in n.type]
-    if not comments:
-        return ""
-    raw = "\n".join(data[n.start_byte : n.end_byte].decode("utf-8", "replace") for n in comments)
-    text = _COMMENT_MARKERS.sub("", raw[:4000])
-    return "\n".join(line.rstrip() for line in text.splitlines() if line.strip())[:2000]
-
-
-def _strip_quotes(raw: str) -> str:
-    text = raw.lstrip("rRbBuUfF")
-    for quote in ('"""', "'''", '"', "'"):
-        if text.startswith(quote) and text.endswith(quote) and len(text) >= 2 * len(quote):
-            text = text[len(quote) : -len(quote)]
-            break
-    lines = text.strip().splitlines()
-    return "\n".join(line.strip() for line in lines)
 
 
 def _indent(line: bytes) -> str:
