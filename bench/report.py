@@ -26,6 +26,7 @@ from report_embedders import embedders_section
 from report_pgstore import pgstore_section
 from report_sections import (
     chunking_section,
+    latency_doc,
     quality_section,
     server_section,
     speed_section,
@@ -42,6 +43,7 @@ KNOWN = {
     "chunking",
     "server",
     "speed-vectorcode",
+    "speed-latency",
     *EMBEDDER_FILES,
 }
 Doc = dict[str, Any]
@@ -138,7 +140,7 @@ def make_plots(docs: dict[str, Doc | None]) -> dict[str, str]:
 
 
 def _plot_latency(plt: Any, docs: dict[str, Doc | None]) -> Any:
-    speed = docs.get("speed") or {}
+    speed = latency_doc(docs)
     points = [p for p in speed.get("latency", []) if p.get("ok") and p.get("chunks")]
     if not points:
         return None
@@ -147,6 +149,8 @@ def _plot_latency(plt: Any, docs: dict[str, Doc | None]) -> Any:
     fig, ax = plt.subplots(figsize=(6, 3.6))
     ax.plot(xs, [p["latency"]["p50_ms"] for p in points], "o-", label="p50")
     ax.plot(xs, [p["latency"]["p95_ms"] for p in points], "s-", label="p95")
+    if all("retrieval" in p for p in points):
+        ax.plot(xs, [p["retrieval"]["p95_ms"] for p in points], "^-", label="p95, no embedding")
     ax.axhline(30, color="grey", linestyle="--", linewidth=1, label="p95 target (30 ms)")
     ax.set_xscale("log")
     ax.set_yscale("log")  # the target and a slow run must both stay readable

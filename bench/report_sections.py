@@ -39,6 +39,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return [*out, ""]
 
 
+def latency_doc(docs: dict[str, Doc | None]) -> Doc:
+    """The newest query-latency run: `speed.py --latency` writes speed-latency.json on its
+    own (it takes ~15 minutes, the whole speed run ~40), else the full run's points."""
+    focused = docs.get("speed-latency")
+    return focused if focused and focused.get("latency") else (docs.get("speed") or {})
+
+
 def machine_line(doc: Doc | None) -> str:
     """`_Run: date · cores · RAM · CPU · versions_` from either machine-block shape."""
     if not doc:
@@ -251,11 +258,16 @@ def _target_rows(docs: dict[str, Doc | None]) -> list[list[Any]]:
         did.get("embedded_max"),
         None if did.get("embedded_max") is None else did["embedded_max"] == 1,
     )
-    large = [p for p in speed.get("latency", []) if p.get("point") == "large" and p.get("ok")]
-    p95 = dig(large, 0, "latency", "p95_ms")
+    latency = latency_doc(docs)
+    large = [p for p in latency.get("latency", []) if p.get("point") == "large" and p.get("ok")]
+    # Issue 12's target excludes the query embedding; runs before the split only had totals.
+    p95 = dig(large, 0, "retrieval", "p95_ms")
+    total95 = dig(large, 0, "latency", "p95_ms")
     add(
-        "query p95 <= 30 ms at ~100k chunks",
-        f"{p95:.1f} ms at {dig(large, 0, 'chunks')} chunks" if p95 is not None else None,
+        "query p95 <= 30 ms at ~100k chunks, excluding the query embedding",
+        f"{p95:.1f} ms at {dig(large, 0, 'chunks')} chunks ({total95:.1f} ms with it)"
+        if p95 is not None
+        else (f"{total95:.1f} ms with the embedding (older run)" if total95 is not None else None),
         None if p95 is None else p95 <= 30,
     )
     server = docs.get("server")
@@ -591,7 +603,8 @@ def speed_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[st
         lines += ["_VectorCode's row comes from `peers.json`, not from the same run as ours._", ""]
     if "index_click" in plots:
         lines += [f"![click/src index]({plots['index_click']})", ""]
-    lines += _large(speed) + _warm(speed) + _did_save(speed) + _latency(speed, peers, plots)
+    lines += _large(speed) + _warm(speed) + _did_save(speed)
+    lines += _latency(latency_doc(docs), speed, peers, plots)
     return lines
 
 
@@ -706,8 +719,12 @@ def _did_save(speed: Doc | None) -> list[str]:
     )
 
 
-def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> list[str]:
+def _latency(
+    speed: Doc | None, full_run: Doc | None, peers: Doc | None, plots: dict[str, str]
+) -> list[str]:
     lines = ["### Query latency (retrieval only)", ""]
+    if speed is not full_run:  # a focused re-run: its own machine line
+        lines += [machine_line(speed), ""]
     points = [p for p in dig(speed, "latency") or [] if p.get("ok")]
     if not points:
         lines += [f"_{NOT_RUN}_", ""]
@@ -719,9 +736,11 @@ def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> lis
             "hnswlib index) because embedding ~100k chunks with MiniLM takes hours on 2 cores; "
             "each query still runs the MiniLM forward pass and searches an index of that size, so "
             "the work per query is the same. The click/src row is a real MiniLM index, as a "
-            "check. *Query embedding p50* is the MiniLM forward pass alone, called from the "
-            "benchmark's main thread; the rest of the search p50 is BM25, hnswlib, fusion and the "
-            "hand-off to the search thread pool.",
+            "check. *Total* is each question's first search, query embedding included. "
+            "*Retrieval* runs the same questions again with their vectors in the query cache: "
+            "BM25, hnswlib, fusion, the second stage and the hand-off to the search thread pool, "
+            "without the forward pass. *Query embedding p50* is the MiniLM forward pass alone, "
+            "called from the benchmark's main thread.",
             "",
         ]
         rows = [
@@ -731,6 +750,8 @@ def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> lis
                 "MiniLM" if p.get("vectors") == "local" else "hash",
                 dig(p, "latency", "p50_ms"),
                 dig(p, "latency", "p95_ms"),
+                dig(p, "retrieval", "p50_ms"),
+                dig(p, "retrieval", "p95_ms"),
                 dig(p, "query_embedding", "p50_ms"),
                 p.get("tree_peak_rss_mb"),
             ]
@@ -741,8 +762,10 @@ def _latency(speed: Doc | None, peers: Doc | None, plots: dict[str, str]) -> lis
                 "index",
                 "chunks",
                 "vectors",
-                "p50 ms",
-                "p95 ms",
+                "total p50 ms",
+                "total p95 ms",
+                "retrieval p50 ms",
+                "retrieval p95 ms",
                 "query embedding p50 ms",
                 "peak RSS MB",
             ],
