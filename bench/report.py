@@ -24,14 +24,9 @@ from common import REPO_ROOT, RESULTS_DIR, read_result
 from report_embedders import FILES as EMBEDDER_FILES
 from report_embedders import embedders_section
 from report_pgstore import pgstore_section
-from report_sections import (
-    chunking_section,
-    latency_doc,
-    quality_section,
-    server_section,
-    speed_section,
-    summary_section,
-)
+from report_quality import quality_section
+from report_sections import latency_doc, summary_section
+from report_speed import chunking_section, server_section, speed_section
 
 OUTPUT = REPO_ROOT / "BENCHMARKS.md"
 KNOWN = {

@@ -21,6 +21,7 @@ import common  # noqa: E402
 import peers  # noqa: E402
 import report  # noqa: E402
 import report_sections  # noqa: E402
+import report_speed  # noqa: E402
 
 from codeqa_lsp.retrieval.evaluation import Expected, Question  # noqa: E402
 
@@ -215,5 +216,5 @@ def test_server_results_feed_the_server_targets() -> None:
         "**missed**",
     ]
     assert rows["server: hover p95 <= 100 ms during a full index"][2] == "met"
-    text = "\n".join(report_sections.server_section(server))
+    text = "\n".join(report_speed.server_section(server))
     assert "p50 3.0 ms · p95 20.0 ms" in text
