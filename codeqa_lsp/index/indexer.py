@@ -51,6 +51,12 @@ log = logging.getLogger(__name__)
 
 DB_NAME = "index.sqlite"
 EMBED_BATCH = 64  # chunks per embedding call while indexing
+# Chunks read at once and sorted by text length before they are cut into EMBED_BATCH calls,
+# so each call (and each padded model batch inside it) holds texts of similar length. On
+# click/src (581 chunks, MiniLM at 256 tokens, batches of 16) the model pads 98,368 tokens
+# when calls take chunks in file order and 85,024 (real: 83,344) with 1,024-chunk windows,
+# 13% less work; cancellation and progress keep the EMBED_BATCH granularity.
+EMBED_WINDOW = 1024
 SAVE_EVERY_SECONDS = 30.0  # vector checkpoints during a long full index
 SAVE_MIN_INTERVAL = 1.0  # debounce for vector saves after single-file updates
 CLOSE_WAIT_SECONDS = 30.0  # close() waits this long for a running index() to stop
@@ -310,21 +316,29 @@ class Indexer(IndexReads):
         last_checkpoint = time.monotonic()
         if missing:  # the phase shows at once, not after the first (slow) batch
             emit(IndexProgress("embed", 0, len(missing)))
-        for start in range(0, len(missing), EMBED_BATCH):
-            if self._should_stop(cancel):
-                report.cancelled = True
-                break
-            batch = self.store.get_chunks(missing[start : start + EMBED_BATCH])
-            try:
-                embedded += self._embed_and_add(batch)
-            except EmbedderError as exc:
-                log.error("embedding failed, keyword search only: %s", exc)
-                report.embed_error = str(exc)
-                break
-            if time.monotonic() - last_checkpoint > SAVE_EVERY_SECONDS:
-                self._save_vectors()  # a crash or kill loses at most this much embedding work
-                last_checkpoint = time.monotonic()
-            emit(IndexProgress("embed", min(start + EMBED_BATCH, len(missing)), len(missing)))
+        done = 0
+        for window in range(0, len(missing), EMBED_WINDOW):
+            chunks = self.store.get_chunks(missing[window : window + EMBED_WINDOW])
+            chunks.sort(key=lambda c: len(c.embed_text()))
+            for start in range(0, len(chunks), EMBED_BATCH):
+                if self._should_stop(cancel):
+                    report.cancelled = True
+                    return embedded
+                batch = chunks[start : start + EMBED_BATCH]
+                try:
+                    embedded += self._embed_and_add(batch)
+                except EmbedderError as exc:
+                    log.error("embedding failed, keyword search only: %s", exc)
+                    report.embed_error = str(exc)
+                    return embedded
+                if time.monotonic() - last_checkpoint > SAVE_EVERY_SECONDS:
+                    self._save_vectors()  # a crash or kill loses at most this much work
+                    last_checkpoint = time.monotonic()
+                done += len(batch)
+                emit(IndexProgress("embed", done, len(missing)))
+            if done < min(window + EMBED_WINDOW, len(missing)):  # some were deleted meanwhile
+                done = min(window + EMBED_WINDOW, len(missing))
+                emit(IndexProgress("embed", done, len(missing)))
         return embedded
 
     def _embed_and_add(self, chunks: Sequence[Chunk]) -> int:

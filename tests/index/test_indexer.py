@@ -238,3 +238,32 @@ def test_close_during_a_full_index_stops_it_cleanly(
         assert reopened.status().files == 80
     finally:
         reopened.close()
+
+
+def test_embedding_calls_take_chunks_in_length_order(
+    tmp_path: Path, hash_settings: HashSettings, open_indexer: OpenIndexer
+) -> None:
+    """A full index hands the embedder texts sorted by length (within a window), so each
+    padded model batch holds texts of similar length instead of the files' order."""
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    for i in range(40):  # long and short functions interleaved in every file
+        body = "\n".join(f"    total += {k} * values[{k}]" for k in range((i * 7) % 23))
+        (root / "pkg" / f"m{i}.py").write_text(
+            f"def short_{i}():\n    return {i}\n\n\ndef long_{i}(values):\n    total = 0\n"
+            f"{body}\n    return total\n",
+            "utf-8",
+        )
+    indexer = open_indexer(root, hash_settings())
+    seen: list[str] = []
+    inner = indexer.embedder.embed
+
+    def recording(texts):  # type: ignore[no-untyped-def]
+        seen.extend(texts)
+        return inner(texts)
+
+    indexer.embedder.embed = recording  # type: ignore[method-assign]
+    report = indexer.index()
+    assert report.embedded == len(seen) == report.chunks_total >= 80
+    lengths = [len(text) for text in seen]
+    assert lengths == sorted(lengths)
