@@ -102,11 +102,12 @@ class VectorCode:
         self.port = _free_port()  # a private Chroma server per state: never reuse another's db
 
     @staticmethod
-    def available(venv: Path = VC_VENV) -> str | None:
-        """None when usable, else why not."""
+    def available(venv: Path = VC_VENV, lsp: bool = True) -> str | None:
+        """None when usable, else why not. `lsp=False`: only the CLI is needed (the speed
+        benchmark indexes with `vectorcode vectorise`; the quality runs query over LSP)."""
         if not (venv / "bin" / "vectorcode").exists():
             return f"VectorCode venv missing at {venv} (run {PEERS_DIR}/install.sh {venv})"
-        if not (PEERS_DIR / "lsp_bench.py").exists():
+        if lsp and not (PEERS_DIR / "lsp_bench.py").exists():
             return f"{PEERS_DIR}/lsp_bench.py missing"
         return None
 

@@ -186,7 +186,7 @@ def measure_click_src(
 def vectorcode_click_src() -> dict[str, Any]:
     from peers import VectorCode
 
-    missing = VectorCode.available()
+    missing = VectorCode.available(lsp=False)
     if missing:
         return {"ok": False, "error": missing}
     print("[speed] click/src · VectorCode · clean", file=sys.stderr, flush=True)
