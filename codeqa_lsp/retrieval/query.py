@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
+from codeqa_lsp.retrieval.issue_text import strip_boilerplate, title_terms
 
 _BACKTICKED = re.compile(r"`([A-Za-z_$][\w$.]*)(?:\(\))?`")
 _CANDIDATE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?")
@@ -97,6 +98,11 @@ SALIENT_TERMS = 24
 # Terms seen in code (identifiers, backticked or fenced code, traceback lines) count this
 # much more than prose words when picking salient terms.
 CODE_TERM_WEIGHT = 2.0
+# Terms of a long text's first line (an issue's title, the reporter's summary) count this much
+# more. Set by reasoning like CODE_TERM_WEIGHT (a title is the densest statement of what is
+# wrong), then checked on SWE-bench Lite (numbers in `issue_text.py`'s commit and
+# BENCHMARKS.md).
+TITLE_WEIGHT = 2.0
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
@@ -123,23 +129,30 @@ def salient_terms(
     keep: int = SALIENT_TERMS,
 ) -> list[str]:
     """The `keep` most telling terms of a long query: IDF (over files) × how often the query
-    uses the term (log-damped) × `CODE_TERM_WEIGHT` for terms shown as code. Terms no file
-    contains are dropped (they cannot match); order is by weight, best first."""
+    uses the term (log-damped) × `CODE_TERM_WEIGHT` for terms shown as code × `TITLE_WEIGHT`
+    for terms of its first line. Boilerplate (environment listings, template comments;
+    `issue_text.py`) is removed first, and terms found only there are dropped, as are terms
+    no file contains (they cannot match); order is by weight, best first."""
     import math
 
+    text = strip_boilerplate(query)
     counts: dict[str, int] = {}
-    for token in tokenize(query):
+    for token in tokenize(text):
         counts[token] = counts.get(token, 0) + 1
-    code = code_terms(query)
+    code = code_terms(text)
+    title = title_terms(text)
     n = max(total_documents, 1)
     scored: list[tuple[float, str]] = []
     for term in terms:
         df = document_counts.get(term, 0)
-        if df <= 0:
-            continue
+        if df <= 0 or term not in counts or term.isdigit():
+            continue  # a bare number (a line, a count, a version part) locates nothing
         idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
         weight = (
-            idf * (1 + math.log(counts.get(term, 1))) * (CODE_TERM_WEIGHT if term in code else 1.0)
+            idf
+            * (1 + math.log(counts[term]))
+            * (CODE_TERM_WEIGHT if term in code else 1.0)
+            * (TITLE_WEIGHT if term in title else 1.0)
         )
         scored.append((weight, term))
     scored.sort(key=lambda item: -item[0])
