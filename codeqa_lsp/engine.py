@@ -212,6 +212,14 @@ class CodeBase:
         if setter is not None:
             setter(listener)
 
+    def set_reindex_requester(self, requester: Callable[[], None] | None) -> None:
+        """When the index must re-index the whole tree between index runs (the shared index
+        lost at query time), it asks `requester` for an ordinary index run instead of running
+        one of its own in the background (`OverlayIndexer.set_reindex_requester`)."""
+        setter = getattr(self.indexer, "set_reindex_requester", None)
+        if setter is not None:
+            setter(requester)
+
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         """Indexed chunks by id, in order; ids no longer indexed are skipped."""
         with self._leases.held():

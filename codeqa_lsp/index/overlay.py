@@ -77,6 +77,7 @@ class OverlayIndexer:
         self._fallback_reason: str | None = None
         self._background: threading.Thread | None = None
         self._listener: Callable[[str], None] | None = None
+        self._reindex_requester: Callable[[], None] | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.local, name)
@@ -99,6 +100,14 @@ class OverlayIndexer:
         query finds the shared index unusable, instead of waiting for the next index run."""
         self._listener = listener
 
+    def set_reindex_requester(self, requester: Callable[[], None] | None) -> None:
+        """`requester()` asks the host for an ordinary index run (the language server's, with
+        its progress, status and cancellation) when a query finds the shared index gone and
+        the local index must take over the whole tree. Without one (CLI, MCP) the overlay
+        indexes in a background thread of its own. Called from the querying thread; it must
+        not block."""
+        self._reindex_requester = requester
+
     def _fall_back(self, reason: str, reindex: bool) -> None:
         """Say once that the shared index is unusable and serve from the local index; with
         `reindex`, index the whole tree locally in the background (a query found out)."""
@@ -112,9 +121,11 @@ class OverlayIndexer:
                 log.warning("%s", self._notice)
                 if reindex and self._listener is not None:  # said now, not again at the next run
                     announce, self._notice = self._notice, None
+            requester = self._reindex_requester if reindex and shared is not None else None
             if (
                 reindex
                 and shared is not None
+                and requester is None
                 and (self._background is None or not self._background.is_alive())
             ):
                 self._background = threading.Thread(
@@ -123,6 +134,14 @@ class OverlayIndexer:
                 self._background.start()
         if shared is not None:
             shared.close()
+        if requester is not None:
+            try:
+                requester()
+            except Exception:
+                log.exception("reindex requester failed; indexing in the background")
+                threading.Thread(
+                    target=self._reindex_locally, daemon=True, name="codeqa-local-fallback"
+                ).start()
         if announce is not None and self._listener is not None:
             try:
                 self._listener(announce)

@@ -68,6 +68,9 @@ class Folder:
     # Where the codebase's between-runs notices go (the shared index lost at query time);
     # called from the querying thread.
     notices: Callable[[str], None] | None = None
+    # How the codebase asks for an index run between runs (the shared index lost at query
+    # time: the local index takes over the whole tree, with the run's progress); thread-safe.
+    reindex: Callable[[], None] | None = None
 
     def relpath(self, path: Path) -> str | None:
         try:
@@ -97,6 +100,7 @@ class Folder:
         with _OPEN_LOCK:
             self.codebase = CodeBase(self.root, settings)
         self.codebase.set_notice_listener(self.notices)
+        self.codebase.set_reindex_requester(self.reindex)
         logger.info("opened the index of %s in %.2f s", self.root, time.monotonic() - started)
         if current is not None:
             threading.Thread(

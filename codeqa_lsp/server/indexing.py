@@ -45,6 +45,7 @@ class FolderManager(FolderRegistry):
             return None
         server = self.server  # a query that loses the shared index says so at once (thread-safe)
         folder.notices = lambda message: server.call_soon(server.warn, f"codeqa: {message}")
+        folder.reindex = lambda: server.call_soon(self.start_index, folder)
         return folder
 
     async def remove_folder(self, uri: str) -> None:

@@ -176,6 +176,19 @@ async def test_database_killed_mid_session_is_said_once_at_query_time(
     await asyncio.wait_for(warned(), GUARD)  # no index run in between: the query said it
     [message] = warnings()
     assert message.startswith("codeqa: ") and "\n" not in message
+
+    def finished_runs() -> int:
+        return sum(
+            isinstance(v, types.WorkDoneProgressEnd)
+            for r in client.progress_reports.values()
+            for v in r
+        )
+
+    async def reindexed() -> None:  # the local take-over is an ordinary run, with progress
+        while finished_runs() < 2:
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(reindexed(), GUARD)
     for query in ("retry with backoff", "session store"):
         await _command(client, "codeqa.search", {"query": query, "topK": 3})
     status = await _command(client, "codeqa.status", {})
