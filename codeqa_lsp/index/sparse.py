@@ -9,11 +9,14 @@ What is stored (the same database and the same write transactions as the chunks 
 rows, so a crash or a rollback leaves the postings exactly as consistent as the FTS5 tables):
 
 - `sparse_postings`: per (space, term) the *base* posting list: doc ids (int32, ascending)
-  and the term's count in each FTS5 column (one row per doc). Terms are FTS5's own terms
-  (`stems.py`), so matching is exactly FTS5's.
+  and the term's count in each FTS5 column (one row per doc, in the narrowest unsigned type
+  that holds them: `width` bytes). Terms are FTS5's own terms (`stems.py`), so matching is
+  exactly FTS5's.
 - `sparse_docs`: one row per document: its FTS5 rowid (`key`), its length in tokens (as FTS5
-  counts it) and a state: 0 in the base postings, 1 added since (its terms kept here), 2
-  deleted since (its terms kept here, so compaction knows which lists to rewrite).
+  counts it) and a state: 0 in the base postings, 1 added since, 2 deleted since.
+- `sparse_pending`: the terms of each document in state 1 or 2 (readers list the added ones
+  in memory; compaction learns which lists a deleted one is in). Compaction empties it, so
+  its pages return to SQLite's free list rather than bloating `sparse_docs`.
 - meta `sparse_epoch` changes with every write (readers reload the small delta), and meta
   `sparse_base` with every compaction (readers reload the doc lengths).
 
@@ -35,12 +38,16 @@ from codeqa_lsp.index.stems import STEMMER
 SPARSE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS sparse_docs (
     doc INTEGER PRIMARY KEY AUTOINCREMENT, space INTEGER NOT NULL, key INTEGER NOT NULL,
-    state INTEGER NOT NULL, length INTEGER NOT NULL, terms TEXT NOT NULL, tfs BLOB NOT NULL
+    state INTEGER NOT NULL, length INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sparse_docs_key ON sparse_docs(space, key);
 CREATE INDEX IF NOT EXISTS sparse_docs_state ON sparse_docs(space, state);
+CREATE TABLE IF NOT EXISTS sparse_pending (
+    doc INTEGER PRIMARY KEY, terms TEXT NOT NULL, tfs BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS sparse_postings (
-    space INTEGER NOT NULL, term TEXT NOT NULL, docs BLOB NOT NULL, tfs BLOB NOT NULL
+    space INTEGER NOT NULL, term TEXT NOT NULL, docs BLOB NOT NULL, tfs BLOB NOT NULL,
+    width INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS sparse_postings_term ON sparse_postings(space, term);
 """
@@ -61,8 +68,8 @@ COMPACT_MIN = 2_000
 @dataclass(frozen=True)
 class Space:
     """One FTS5 table mirrored by postings: its id in the sparse tables, its column count
-    and the dtype of a term count (chunks are short: uint16 halves their lists; a whole
-    file can repeat a term more than 65,535 times)."""
+    and the dtype of a pending document's term counts (a chunk is short: uint16, saturating;
+    a whole file can repeat a term more than 65,535 times)."""
 
     id: int
     columns: int
@@ -100,9 +107,13 @@ def add_doc(
 ) -> None:
     """Add the document of FTS5 rowid `key` (call in the transaction that inserts the row)."""
     terms, tfs, length = doc_terms(space, columns)
+    cur = conn.execute(
+        "INSERT INTO sparse_docs(space, key, state, length) VALUES (?,?,?,?)",
+        (space.id, key, ADDED, length),
+    )
     conn.execute(
-        "INSERT INTO sparse_docs(space, key, state, length, terms, tfs) VALUES (?,?,?,?,?,?)",
-        (space.id, key, ADDED, length, " ".join(terms), tfs.tobytes()),
+        "INSERT INTO sparse_pending(doc, terms, tfs) VALUES (?,?,?)",
+        (cur.lastrowid, " ".join(terms), tfs.tobytes()),
     )
     _bump(conn, EPOCH_KEY)
 
@@ -121,17 +132,23 @@ def remove_doc(
     doc, state = row
     if state == ADDED:
         conn.execute("DELETE FROM sparse_docs WHERE doc = ?", (doc,))
+        conn.execute("DELETE FROM sparse_pending WHERE doc = ?", (doc,))
     else:
         terms, tfs, _ = doc_terms(space, columns)
+        conn.execute("UPDATE sparse_docs SET state = ? WHERE doc = ?", (DELETED, doc))
         conn.execute(
-            "UPDATE sparse_docs SET state = ?, terms = ?, tfs = ? WHERE doc = ?",
-            (DELETED, " ".join(terms), tfs.tobytes(), doc),
+            "INSERT INTO sparse_pending(doc, terms, tfs) VALUES (?,?,?)",
+            (doc, " ".join(terms), tfs.tobytes()),
         )
     _bump(conn, EPOCH_KEY)
 
 
 def clear_space(conn: sqlite3.Connection, space: Space) -> None:
     """Drop every document of a space (its FTS5 table was emptied)."""
+    conn.execute(
+        "DELETE FROM sparse_pending WHERE doc IN (SELECT doc FROM sparse_docs WHERE space = ?)",
+        (space.id,),
+    )
     conn.execute("DELETE FROM sparse_docs WHERE space = ?", (space.id,))
     conn.execute("DELETE FROM sparse_postings WHERE space = ?", (space.id,))
     _bump(conn, EPOCH_KEY)
@@ -145,7 +162,7 @@ def maybe_compact(
     half its base: the lists are then rewritten ~3 times in all, not once per batch; the
     run compacts what is left at its end)."""
     for space in spaces:
-        delta = _count(conn, space, "state IN (1, 2)")
+        delta = delta_size(conn, space)
         if delta <= COMPACT_MIN:
             continue
         if not bulk or delta > _count(conn, space, "state = 0") // 2:
@@ -166,12 +183,7 @@ def compact(conn: sqlite3.Connection, space: Space) -> None:
     """Fold added and deleted documents into the base lists of the terms they touch."""
     added: dict[str, list[tuple[int, np.ndarray]]] = {}
     deleted: dict[str, list[int]] = {}
-    rows = conn.execute(
-        "SELECT doc, state, terms, tfs FROM sparse_docs WHERE space = ? AND state != ? "
-        "ORDER BY doc",
-        (space.id, BASE),
-    )
-    for doc, state, terms, blob in rows:
+    for doc, _key, state, _length, terms, blob in pending_rows(conn, space):
         if state == DELETED:
             for term in terms.split():
                 deleted.setdefault(term, []).append(doc)
@@ -179,7 +191,7 @@ def compact(conn: sqlite3.Connection, space: Space) -> None:
         tfs = np.frombuffer(blob, dtype=space.dtype).reshape(-1, space.columns)
         for term, row in zip(terms.split(), tfs, strict=True):
             added.setdefault(term, []).append((doc, row))
-    for term in set(added) | set(deleted):
+    for term in sorted(set(added) | set(deleted)):
         docs, tfs = read_postings(conn, space, term)
         if term in deleted:
             keep = ~np.isin(docs, np.asarray(deleted[term], dtype=np.int32))
@@ -187,20 +199,26 @@ def compact(conn: sqlite3.Connection, space: Space) -> None:
         if term in added:  # added docs have higher ids than any base doc: order is kept
             new = added[term]
             docs = np.concatenate([docs, np.asarray([d for d, _ in new], dtype=np.int32)])
-            tfs = np.concatenate([tfs, np.stack([r for _, r in new])])
+            tfs = np.concatenate([tfs.astype(space.dtype), np.stack([r for _, r in new])])
         if len(docs):
+            narrow = _narrowest(tfs)
             conn.execute(
-                "INSERT OR REPLACE INTO sparse_postings(space, term, docs, tfs) VALUES (?,?,?,?)",
-                (space.id, term, docs.tobytes(), np.ascontiguousarray(tfs).tobytes()),
+                "INSERT OR REPLACE INTO sparse_postings(space, term, docs, tfs, width) "
+                "VALUES (?,?,?,?,?)",
+                (space.id, term, docs.tobytes(), narrow.tobytes(), narrow.itemsize),
             )
         else:
             conn.execute(
                 "DELETE FROM sparse_postings WHERE space = ? AND term = ?", (space.id, term)
             )
+    conn.execute(
+        "DELETE FROM sparse_pending WHERE doc IN "
+        "(SELECT doc FROM sparse_docs WHERE space = ? AND state IN (?, ?))",
+        (space.id, ADDED, DELETED),
+    )
     conn.execute("DELETE FROM sparse_docs WHERE space = ? AND state = ?", (space.id, DELETED))
     conn.execute(
-        "UPDATE sparse_docs SET state = ?, terms = '', tfs = x'' WHERE space = ? AND state = ?",
-        (BASE, space.id, ADDED),
+        "UPDATE sparse_docs SET state = ? WHERE space = ? AND state = ?", (BASE, space.id, ADDED)
     )
     _bump(conn, EPOCH_KEY)
     _bump(conn, BASE_KEY)
@@ -211,17 +229,45 @@ def read_postings(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The base posting list of `term`: (doc ids, counts per column)."""
     row = conn.execute(
-        "SELECT docs, tfs FROM sparse_postings WHERE space = ? AND term = ?", (space.id, term)
+        "SELECT docs, tfs, width FROM sparse_postings WHERE space = ? AND term = ?",
+        (space.id, term),
     ).fetchone()
     if row is None:
         return np.zeros(0, dtype=np.int32), np.zeros((0, space.columns), dtype=space.dtype)
     docs = np.frombuffer(row[0], dtype=np.int32)
-    return docs, np.frombuffer(row[1], dtype=space.dtype).reshape(-1, space.columns)
+    counts = np.frombuffer(row[1], dtype=_WIDTHS[int(row[2])])
+    return docs, counts.reshape(-1, space.columns)
+
+
+def pending_rows(
+    conn: sqlite3.Connection, space: Space
+) -> list[tuple[int, int, int, int, str, bytes]]:
+    """(doc, key, state, length, terms, counts) of the documents added or deleted since the
+    last compaction, in doc order."""
+    return conn.execute(
+        "SELECT d.doc, d.key, d.state, d.length, p.terms, p.tfs FROM sparse_docs d "
+        "JOIN sparse_pending p ON p.doc = d.doc WHERE d.space = ? AND d.state IN (?, ?) "
+        "ORDER BY d.doc",
+        (space.id, ADDED, DELETED),
+    ).fetchall()
 
 
 def read_counter(conn: sqlite3.Connection, key: str) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return int(row[0]) if row else 0
+
+
+_WIDTHS: dict[int, type[np.unsignedinteger]] = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def _narrowest(tfs: np.ndarray) -> np.ndarray:
+    """The counts in the narrowest unsigned type that holds them: most lists fit in a byte
+    (the chunk lists of the 100k-chunk bench index take half the space of uint16)."""
+    top = int(tfs.max()) if tfs.size else 0
+    for dtype in _WIDTHS.values():
+        if top <= np.iinfo(dtype).max:
+            return np.ascontiguousarray(tfs, dtype=dtype)
+    raise ValueError(f"term count {top} does not fit in 32 bits")
 
 
 def _bump(conn: sqlite3.Connection, key: str) -> None:

@@ -102,11 +102,7 @@ class SparseReader:
             table = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
             base = _Base(version, table[:, 0], table[:, 1], table[:, 2].astype(np.float64))
             self._base = base
-        pending = conn.execute(
-            "SELECT doc, key, state, length, terms, tfs FROM sparse_docs "
-            "WHERE space = ? AND state IN (?, ?) ORDER BY doc",
-            (space.id, sparse.ADDED, sparse.DELETED),
-        ).fetchall()
+        pending = sparse.pending_rows(conn, space)
         top = max([int(base.docs.max()) if len(base.docs) else 0, *(r[0] for r in pending)])
         alive = np.zeros(top + 1, dtype=bool)
         keys = np.zeros(top + 1, dtype=np.int64)
