@@ -59,9 +59,9 @@ BASE_KEY = "sparse_base"
 
 BASE, ADDED, DELETED = 0, 1, 2
 
-# Compact when the delta (added + deleted docs) exceeds this, or half the base when that is
-# larger (a full index then rewrites each list ~3 times in all, not once per batch). Readers
-# rebuild the delta's in-memory lists after every write: 2,000 docs cost ~20 ms.
+# Compact when the delta (added + deleted docs) exceeds this, except during a bulk index run,
+# which compacts once at its end (each list is then written once). Readers rebuild the
+# delta's in-memory lists after every write: 2,000 docs cost ~20 ms.
 COMPACT_MIN = 2_000
 
 
@@ -80,11 +80,22 @@ CHUNKS = Space(0, 4, np.uint16)  # fts: path, symbol, doc, body
 FILES = Space(1, 2, np.uint32)  # file_fts: path, body
 
 
-def doc_terms(space: Space, columns: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray, int]:
+Columns = Sequence[Sequence[str]]  # a document: the tokens of each of its FTS5 columns
+
+
+def doc_terms(
+    space: Space,
+    columns: Columns,
+    stems: dict[str, tuple[str, ...]] | None = None,
+    per_column: list[Counter[str]] | None = None,
+) -> tuple[list[str], np.ndarray, int]:
     """(terms, counts per term and column, length) of one document given its columns'
-    tokens, counted as FTS5 counts them (after stemming)."""
-    per_column = [Counter(tokens) for tokens in columns]
-    stems = STEMMER.terms(t for counts in per_column for t in counts)
+    tokens, counted as FTS5 counts them (after stemming; `stems` and the columns' token
+    counts when already known)."""
+    if per_column is None:
+        per_column = [Counter(tokens) for tokens in columns]
+    if stems is None:
+        stems = STEMMER.terms(t for counts in per_column for t in counts)
     index: dict[str, int] = {}
     rows: list[list[int]] = []
     length = 0
@@ -97,24 +108,26 @@ def doc_terms(space: Space, columns: Sequence[Sequence[str]]) -> tuple[list[str]
                     rows.append([0] * space.columns)
                 rows[at][column] += n
                 length += n
-    limit = np.iinfo(space.dtype).max
-    tfs = np.minimum(np.asarray(rows, dtype=np.int64).reshape(-1, space.columns), limit)
+    tfs = np.minimum(np.asarray(rows, dtype=np.int64).reshape(-1, space.columns), _TOP[space.dtype])
     return list(index), tfs.astype(space.dtype), length
 
 
-def add_doc(
-    conn: sqlite3.Connection, space: Space, key: int, columns: Sequence[Sequence[str]]
-) -> None:
-    """Add the document of FTS5 rowid `key` (call in the transaction that inserts the row)."""
-    terms, tfs, length = doc_terms(space, columns)
-    cur = conn.execute(
-        "INSERT INTO sparse_docs(space, key, state, length) VALUES (?,?,?,?)",
-        (space.id, key, ADDED, length),
-    )
-    conn.execute(
-        "INSERT INTO sparse_pending(doc, terms, tfs) VALUES (?,?,?)",
-        (cur.lastrowid, " ".join(terms), tfs.tobytes()),
-    )
+def add_docs(conn: sqlite3.Connection, space: Space, docs: Sequence[tuple[int, Columns]]) -> None:
+    """Add the documents (FTS5 rowid, column tokens); call in the transaction that inserts
+    their rows. One stemming batch and one epoch bump for all of them."""
+    if not docs:
+        return
+    counted = [[Counter(tokens) for tokens in columns] for _, columns in docs]
+    stems = STEMMER.terms(set().union(*(c.keys() for cols in counted for c in cols)))
+    pending = []
+    for (key, columns), per_column in zip(docs, counted, strict=True):
+        terms, tfs, length = doc_terms(space, columns, stems, per_column)
+        cur = conn.execute(
+            "INSERT INTO sparse_docs(space, key, state, length) VALUES (?,?,?,?)",
+            (space.id, key, ADDED, length),
+        )
+        pending.append((cur.lastrowid, " ".join(terms), tfs.tobytes()))
+    conn.executemany("INSERT INTO sparse_pending(doc, terms, tfs) VALUES (?,?,?)", pending)
     _bump(conn, EPOCH_KEY)
 
 
@@ -158,14 +171,12 @@ def clear_space(conn: sqlite3.Connection, space: Space) -> None:
 def maybe_compact(
     conn: sqlite3.Connection, bulk: bool = False, spaces: Iterable[Space] = (CHUNKS, FILES)
 ) -> None:
-    """Compact each space whose delta outgrew `COMPACT_MIN` (and, during a bulk index run,
-    half its base: the lists are then rewritten ~3 times in all, not once per batch; the
-    run compacts what is left at its end)."""
+    """Compact each space whose delta outgrew `COMPACT_MIN`; nothing during a bulk run (it
+    compacts at its end: `Store.bulk_writes`)."""
+    if bulk:
+        return
     for space in spaces:
-        delta = delta_size(conn, space)
-        if delta <= COMPACT_MIN:
-            continue
-        if not bulk or delta > _count(conn, space, "state = 0") // 2:
+        if delta_size(conn, space) > COMPACT_MIN:
             compact(conn, space)
 
 
@@ -179,38 +190,79 @@ def _count(conn: sqlite3.Connection, space: Space, where: str) -> int:
     return int(conn.execute(sql, (space.id,)).fetchone()[0])
 
 
+class _Added:
+    """The added documents' postings grouped by term, as flat arrays: a full index compacts
+    ~4.4M postings at 100k chunks, too many for a Python object each."""
+
+    def __init__(self, space: Space, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        vocab: dict[str, int] = {}
+        ids: list[int] = []
+        lengths: list[int] = []
+        for _, terms, _ in rows:
+            words = terms.split()
+            ids.extend(vocab.setdefault(w, len(vocab)) for w in words)
+            lengths.append(len(words))
+        term_ids = np.asarray(ids, dtype=np.int64)
+        docs = np.repeat(np.asarray([r[0] for r in rows], dtype=np.int32), lengths)
+        tfs = np.frombuffer(b"".join(r[2] for r in rows), dtype=space.dtype)
+        order = np.argsort(term_ids, kind="stable")  # stable: docs stay ascending per term
+        self.docs = docs[order]
+        self.tfs = tfs.reshape(-1, space.columns)[order]
+        sorted_ids = term_ids[order]
+        starts = np.flatnonzero(np.diff(sorted_ids, prepend=-1))
+        ends = np.append(starts[1:], len(sorted_ids))[: len(starts)]
+        names = list(vocab)
+        self.spans = {
+            names[int(sorted_ids[a])]: (int(a), int(b)) for a, b in zip(starts, ends, strict=True)
+        }
+
+    def of(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        span = self.spans.get(term)
+        if span is None:
+            return None
+        return self.docs[span[0] : span[1]], self.tfs[span[0] : span[1]]
+
+
 def compact(conn: sqlite3.Connection, space: Space) -> None:
     """Fold added and deleted documents into the base lists of the terms they touch."""
-    added: dict[str, list[tuple[int, np.ndarray]]] = {}
     deleted: dict[str, list[int]] = {}
+    added_rows: list[tuple[int, str, bytes]] = []
     for doc, _key, state, _length, terms, blob in pending_rows(conn, space):
         if state == DELETED:
             for term in terms.split():
                 deleted.setdefault(term, []).append(doc)
-            continue
-        tfs = np.frombuffer(blob, dtype=space.dtype).reshape(-1, space.columns)
-        for term, row in zip(terms.split(), tfs, strict=True):
-            added.setdefault(term, []).append((doc, row))
-    for term in sorted(set(added) | set(deleted)):
-        docs, tfs = read_postings(conn, space, term)
+        else:
+            added_rows.append((doc, terms, blob))
+    added = _Added(space, added_rows)
+    del added_rows
+    in_base = {
+        term
+        for (term,) in conn.execute("SELECT term FROM sparse_postings WHERE space = ?", (space.id,))
+    }
+    writes: list[tuple[int, str, bytes, bytes, int]] = []
+    drops: list[tuple[int, str]] = []
+    for term in sorted(set(added.spans) | set(deleted)):
+        if term in in_base:
+            docs, tfs = read_postings(conn, space, term)
+        else:
+            docs, tfs = np.zeros(0, np.int32), np.zeros((0, space.columns), space.dtype)
         if term in deleted:
             keep = ~np.isin(docs, np.asarray(deleted[term], dtype=np.int32))
             docs, tfs = docs[keep], tfs[keep]
-        if term in added:  # added docs have higher ids than any base doc: order is kept
-            new = added[term]
-            docs = np.concatenate([docs, np.asarray([d for d, _ in new], dtype=np.int32)])
-            tfs = np.concatenate([tfs.astype(space.dtype), np.stack([r for _, r in new])])
+        new = added.of(term)
+        if new is not None:  # added docs have higher ids than any base doc: order is kept
+            docs = np.concatenate([docs, new[0]])
+            tfs = np.concatenate([tfs.astype(space.dtype), new[1]])
         if len(docs):
             narrow = _narrowest(tfs)
-            conn.execute(
-                "INSERT OR REPLACE INTO sparse_postings(space, term, docs, tfs, width) "
-                "VALUES (?,?,?,?,?)",
-                (space.id, term, docs.tobytes(), narrow.tobytes(), narrow.itemsize),
-            )
+            writes.append((space.id, term, docs.tobytes(), narrow.tobytes(), narrow.itemsize))
         else:
-            conn.execute(
-                "DELETE FROM sparse_postings WHERE space = ? AND term = ?", (space.id, term)
-            )
+            drops.append((space.id, term))
+    conn.executemany(
+        "INSERT OR REPLACE INTO sparse_postings(space, term, docs, tfs, width) VALUES (?,?,?,?,?)",
+        writes,
+    )
+    conn.executemany("DELETE FROM sparse_postings WHERE space = ? AND term = ?", drops)
     conn.execute(
         "DELETE FROM sparse_pending WHERE doc IN "
         "(SELECT doc FROM sparse_docs WHERE space = ? AND state IN (?, ?))",
@@ -258,14 +310,15 @@ def read_counter(conn: sqlite3.Connection, key: str) -> int:
 
 
 _WIDTHS: dict[int, type[np.unsignedinteger]] = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+_TOP = {dtype: int(np.iinfo(dtype).max) for dtype in _WIDTHS.values()}
 
 
 def _narrowest(tfs: np.ndarray) -> np.ndarray:
     """The counts in the narrowest unsigned type that holds them: most lists fit in a byte
     (the chunk lists of the 100k-chunk bench index take half the space of uint16)."""
     top = int(tfs.max()) if tfs.size else 0
-    for dtype in _WIDTHS.values():
-        if top <= np.iinfo(dtype).max:
+    for dtype, most in _TOP.items():
+        if top <= most:
             return np.ascontiguousarray(tfs, dtype=dtype)
     raise ValueError(f"term count {top} does not fit in 32 bits")
 
