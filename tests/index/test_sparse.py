@@ -195,3 +195,22 @@ def test_a_crash_mid_write_leaves_the_postings_as_committed(tmp_path: Path) -> N
     assert any(c.path.endswith("/store.py") for c, _ in reopened.bm25_terms(["writer"], 50))
     assert sparse.delta_size(reopened._reader(), CHUNKS) == reopened.chunk_count()
     assert_same_ranking(reopened)
+
+
+def test_a_read_only_index_from_before_the_postings_ranks_with_fts5(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite"
+    writer = Store(path)
+    fill(writer, CORPUS)
+    writer.close()
+    old = sqlite3.connect(path)
+    old.executescript(
+        "DROP TABLE sparse_docs; DROP TABLE sparse_pending; DROP TABLE sparse_postings; "
+        "DELETE FROM meta WHERE key LIKE 'sparse%';"
+    )
+    old.close()
+    reader = Store(path, read_only=True)  # cannot backfill: FTS5 serves every query
+    assert not sparse_serves(reader)
+    terms = query_terms(QUESTIONS[0])
+    hits = reader.bm25_terms(terms, 20)
+    assert hits and hits == reader.fts_bm25_terms(terms, 20)
+    assert reader.file_bm25(terms, 20) == reader.fts_file_bm25(terms, 20)
