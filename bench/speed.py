@@ -518,6 +518,8 @@ def main(argv: list[str]) -> int:
         latency = {
             "query_embedder": "local",
             "latency": points,
+            # The ~100k-chunk index the large point searches: how long it took, how big it is.
+            "large_index": large["runs"].get("hash", {}).get("clean"),
             "load_average_start": load0,
             "load_average_end": round(os.getloadavg()[0], 2),
         }

@@ -254,20 +254,21 @@ class Indexer(IndexReads):
             ]
             del known, result
             done = report.files_seen - len(changed)
-            for start in range(0, len(changed), FILES_PER_TRANSACTION):
-                if self._should_stop(cancel):
-                    report.cancelled = True
-                    break
-                batch = changed[start : start + FILES_PER_TRANSACTION]
-                for update, _ in self._sync_files(batch, [None] * len(batch)):
-                    if update.skipped_reason:
-                        report.skipped[update.skipped_reason] += 1
-                    elif update.chunks_added or update.chunks_removed:
-                        report.files_changed += 1
-                    report.chunks_added += update.chunks_added
-                    report.chunks_removed += update.chunks_removed
-                done += len(batch)
-                emit(IndexProgress("chunk", done, report.files_seen, batch[-1]))
+            with self.store.bulk_writes():  # BM25 postings compacted at the end
+                for start in range(0, len(changed), FILES_PER_TRANSACTION):
+                    if self._should_stop(cancel):
+                        report.cancelled = True
+                        break
+                    batch = changed[start : start + FILES_PER_TRANSACTION]
+                    for update, _ in self._sync_files(batch, [None] * len(batch)):
+                        if update.skipped_reason:
+                            report.skipped[update.skipped_reason] += 1
+                        elif update.chunks_added or update.chunks_removed:
+                            report.files_changed += 1
+                        report.chunks_added += update.chunks_added
+                        report.chunks_removed += update.chunks_removed
+                    done += len(batch)
+                    emit(IndexProgress("chunk", done, report.files_seen, batch[-1]))
             if not report.cancelled:
                 report.embedded += self._embed_missing(emit, cancel, report)
             emit(IndexProgress("save", 0, 1, "saving"))

@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index import sparse
+from codeqa_lsp.index.sparse import CHUNKS, FILES, SPARSE_SCHEMA
+from codeqa_lsp.index.sparse_read import SparseReader
 from codeqa_lsp.index.store_sql import CHUNK_COLUMNS, SCHEMA, glob_match, row_to_chunk, where_clause
 from codeqa_lsp.index.text_search import TextSearch
-from codeqa_lsp.index.tokens import token_stream
+from codeqa_lsp.index.tokens import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -75,13 +78,18 @@ class Store(TextSearch):
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
+        self._sparse = {space.id: SparseReader(space) for space in (CHUNKS, FILES)}
+        self._bulk = False
         try:
             if read_only and not db_path.exists():
                 raise StoreUnwritable(f"{db_path} does not exist and cannot be created")
             self._writer = self._connect()
             if not read_only:
+                # Takes effect in a new database only: lets a bulk run hand back the pages
+                # its pending postings used (`bulk_writes`): 10k chunks, 49 -> 42 MB.
+                self._writer.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 self._writer.execute("PRAGMA journal_mode=WAL")
-                self._writer.executescript(SCHEMA)
+                self._writer.executescript(SCHEMA + SPARSE_SCHEMA)
             version = self.get_meta("schema_version")
             if version is None and read_only:
                 raise StoreUnwritable(f"{db_path} holds no index yet and cannot be written")
@@ -94,6 +102,8 @@ class Store(TextSearch):
                 raise StoreCorrupt(f"integrity check failed: {check[0] if check else 'no result'}")
             if self.get_meta(FILE_FTS_READY) is None:
                 self._backfill_file_fts()
+            if self.get_meta(sparse.SPARSE_READY) is None and not read_only:
+                self._backfill_sparse()
         except sqlite3.DatabaseError as exc:
             self.close()
             if is_unwritable(exc):
@@ -156,10 +166,28 @@ class Store(TextSearch):
             self._writer.execute("BEGIN IMMEDIATE")
             try:
                 yield self._writer
+                sparse.maybe_compact(self._writer, bulk=self._bulk)
             except BaseException:
                 self._writer.execute("ROLLBACK")
                 raise
             self._writer.execute("COMMIT")
+
+    @contextmanager
+    def bulk_writes(self) -> Iterator[None]:
+        """Many transactions in a row (a full index run): the sparse postings are compacted
+        less often meanwhile and once at the end (`sparse.maybe_compact`)."""
+        self._bulk = True
+        try:
+            yield
+        finally:
+            self._bulk = False
+        with self.transaction() as conn:
+            for space in (CHUNKS, FILES):
+                if sparse.delta_size(conn, space):
+                    sparse.compact(conn, space)
+        with self.write_lock:
+            # executescript: a plain execute frees one page per step, i.e. one page.
+            self._writer.executescript("PRAGMA incremental_vacuum;")
 
     def close(self) -> None:
         self._closed = True
@@ -219,6 +247,7 @@ class Store(TextSearch):
         """Insert chunks (and their FTS rows); returns the ones actually inserted (an id that
         already exists, e.g. two identical definitions in one file, is stored once)."""
         inserted: list[Chunk] = []
+        added: list[tuple[int, sparse.Columns]] = []
         for c in chunks:
             cur = conn.execute(
                 f"INSERT OR IGNORE INTO chunks(id, label, name, {CHUNK_COLUMNS}) "
@@ -245,17 +274,19 @@ class Store(TextSearch):
                 ),
             )
             if cur.rowcount:
+                columns = [
+                    tokenize(c.path),
+                    tokenize(f"{c.symbol} {c.signature}"),
+                    tokenize(c.doc),
+                    tokenize(c.text),
+                ]
                 conn.execute(
                     "INSERT INTO fts(rowid, path, symbol, doc, body) VALUES (?,?,?,?,?)",
-                    (
-                        cur.lastrowid,
-                        token_stream(c.path),
-                        token_stream(f"{c.symbol} {c.signature}"),
-                        token_stream(c.doc),
-                        token_stream(c.text),
-                    ),
+                    (cur.lastrowid, *(" ".join(col) for col in columns)),
                 )
+                added.append((int(cur.lastrowid or 0), columns))
                 inserted.append(c)
+        sparse.add_docs(conn, CHUNKS, added)
         return inserted
 
     def refresh_derived(self, conn: sqlite3.Connection, chunks: Iterable[Chunk]) -> None:
@@ -274,7 +305,7 @@ class Store(TextSearch):
         for chunk_id in ids:
             row = conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
             if row:
-                conn.execute("DELETE FROM fts WHERE rowid = ?", row)
+                self._drop_fts_row(conn, row[0])
                 conn.execute("DELETE FROM chunks WHERE rowid = ?", row)
                 removed += 1
         return removed
@@ -287,7 +318,7 @@ class Store(TextSearch):
         """Drop a file and its chunks; returns the removed chunks' vector labels."""
         rows = conn.execute("SELECT rowid, label FROM chunks WHERE path = ?", (path,)).fetchall()
         for rowid, _ in rows:
-            conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            self._drop_fts_row(conn, rowid)
         conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
         self._drop_file_text(conn, path)
@@ -305,27 +336,63 @@ class Store(TextSearch):
             "SELECT symbol, text FROM chunks WHERE path = ? ORDER BY start_line, part", (path,)
         ).fetchall()
         if rows:
-            body = " ".join(token_stream(f"{symbol} {text}") for symbol, text in rows)
+            columns = [
+                tokenize(path),
+                [t for symbol, text in rows for t in tokenize(f"{symbol} {text}")],
+            ]
             cur = conn.execute(
-                "INSERT INTO file_fts(path, body) VALUES (?, ?)", (token_stream(path), body)
+                "INSERT INTO file_fts(path, body) VALUES (?, ?)",
+                tuple(" ".join(col) for col in columns),
             )
             conn.execute(
                 "INSERT INTO file_paths(fts_rowid, path) VALUES (?, ?)", (cur.lastrowid, path)
             )
+            sparse.add_docs(conn, FILES, [(int(cur.lastrowid or 0), columns)])
 
     def _drop_file_text(self, conn: sqlite3.Connection, path: str) -> None:
         row = conn.execute("SELECT fts_rowid FROM file_paths WHERE path = ?", (path,)).fetchone()
         if row:
+            stored = conn.execute("SELECT path, body FROM file_fts WHERE rowid = ?", row).fetchone()
+            if stored is not None:
+                sparse.remove_doc(conn, FILES, row[0], [col.split() for col in stored])
             conn.execute("DELETE FROM file_fts WHERE rowid = ?", row)
             conn.execute("DELETE FROM file_paths WHERE fts_rowid = ?", row)
+
+    def _drop_fts_row(self, conn: sqlite3.Connection, rowid: int) -> None:
+        """Delete a chunk's FTS5 row and its postings (read back from the row itself: the
+        tokens it was indexed with, whatever the tokenizer does today)."""
+        stored = conn.execute(
+            "SELECT path, symbol, doc, body FROM fts WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        if stored is not None:
+            sparse.remove_doc(conn, CHUNKS, rowid, [col.split() for col in stored])
+        conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
 
     def _backfill_file_fts(self) -> None:
         with self.transaction() as conn:
             conn.execute("DELETE FROM file_fts")
             conn.execute("DELETE FROM file_paths")
+            sparse.clear_space(conn, FILES)
             for (path,) in conn.execute("SELECT DISTINCT path FROM chunks").fetchall():
                 self.refresh_file_text(conn, path)
             self.set_meta(FILE_FTS_READY, "1", conn)
+
+    def _backfill_sparse(self) -> None:
+        """Build the sparse postings of an index made before them, from its FTS5 rows (the
+        very token streams FTS5 indexed). Once per index; ~1 min at 100k chunks."""
+        log.info("building the sparse BM25 postings of %s", self.db_path)
+        with self.transaction() as conn:
+            for space, table, columns in (
+                (CHUNKS, "fts", "path, symbol, doc, body"),
+                (FILES, "file_fts", "path, body"),
+            ):
+                sparse.clear_space(conn, space)
+                rows = conn.execute(f"SELECT rowid, {columns} FROM {table}")
+                while batch := rows.fetchmany(1000):
+                    docs = [(r[0], [col.split() for col in r[1:]]) for r in batch]
+                    sparse.add_docs(conn, space, docs)
+                sparse.compact(conn, space)
+            self.set_meta(sparse.SPARSE_READY, "1", conn)
 
     def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
         """(id, path, symbol) of every first piece of a chunk in `paths`: cheap metadata for

@@ -12,7 +12,11 @@ from typing import Any
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters, path_spec
 
-SCHEMA = """
+# The FTS5 tokenizer of both BM25 tables. `stems.py` stems with the same one, so the sparse
+# postings (`sparse.py`) hold exactly the terms FTS5 matches.
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime REAL NOT NULL, sha256 TEXT NOT NULL,
@@ -30,10 +34,10 @@ CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
 CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name);
 CREATE INDEX IF NOT EXISTS chunks_label ON chunks(label);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    path, symbol, doc, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    path, symbol, doc, body, tokenize = '{FTS_TOKENIZER}'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS file_fts USING fts5(
-    path, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    path, body, tokenize = '{FTS_TOKENIZER}'
 );
 CREATE TABLE IF NOT EXISTS file_paths (fts_rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
 """

@@ -1,7 +1,13 @@
-"""BM25 over the local index's FTS5 tables: chunks (`fts`) and whole files (`file_fts`).
+"""BM25 over the local index: chunks (`fts`) and whole files (`file_fts`).
 
-A mixin of `Store` (it needs only `_reader()`, the calling thread's read connection), kept in
-its own module so the store's connection and write logic stay small.
+Ranked from the sparse postings (`sparse.py`, `sparse_read.py`) when they can serve the
+query, else by FTS5's `bm25()`; both give the same scores (tests/index/test_sparse.py). FTS5
+still serves filtered queries, terms that FTS5 splits into several tokens, and an index whose
+postings are not built or have many pending changes.
+
+A mixin of `Store` (it needs only `_reader()`, the calling thread's read connection, and
+`_sparse`, the readers), kept in its own module so the store's connection and write logic
+stay small.
 """
 
 from __future__ import annotations
@@ -12,6 +18,9 @@ from collections.abc import Sequence
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters
+from codeqa_lsp.index.sparse import CHUNKS, FILES, Space
+from codeqa_lsp.index.sparse_read import SparseReader
+from codeqa_lsp.index.stems import STEMMER
 from codeqa_lsp.index.store_sql import CHUNK_COLUMNS, row_to_chunk, where_clause
 from codeqa_lsp.index.tokens import fts_match_expression, query_terms
 
@@ -29,12 +38,54 @@ FILE_BM25_WEIGHTS = (2.0, 1.0)
 
 
 class TextSearch:
+    _sparse: dict[int, SparseReader]  # by space id (`Store` creates them)
+
     def _reader(self) -> sqlite3.Connection:
         """The calling thread's read connection (`Store` provides it)."""
         raise NotImplementedError
 
+    def _sparse_ranked(
+        self, space: Space, terms: Sequence[str], weights: Sequence[float], limit: int, fetch: str
+    ) -> list[tuple[float, tuple[object, ...]]] | None:
+        """(score, row of `fetch` for the document's rowid) best first, from the postings;
+        None when they cannot answer exactly as FTS5 would. `fetch` selects the rowid and the
+        row by `rowid IN ({marks})`.
+
+        One read transaction: the postings, the reader's arrays and the fetched rows are one
+        snapshot, whatever a concurrent writer commits meanwhile."""
+        stems = STEMMER.terms(t for t in terms if t)
+        phrases = [stems[t] for t in terms if t]
+        if any(len(p) != 1 for p in phrases):  # a phrase of several tokens: FTS5 semantics
+            return None
+        conn = self._reader()
+        conn.execute("BEGIN")
+        try:
+            snap = self._sparse[space.id].snapshot(conn)
+            if snap is None:
+                return None
+            ranked = self._sparse[space.id].rank(
+                conn, snap, [p[0] for p in phrases], weights, limit
+            )
+            keys = [key for key, _ in ranked]
+            sql = fetch.format(marks=",".join("?" * len(keys)))
+            rows = {row[0]: tuple(row[1:]) for row in conn.execute(sql, keys)} if keys else {}
+            return [(score, rows[key]) for key, score in ranked if key in rows]
+        finally:
+            conn.execute("COMMIT")
+
     def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """(path, score) of the files best matching `terms` as one whole-file document."""
+        expression = fts_match_expression(terms)
+        if expression is None or limit <= 0:
+            return []
+        fetch = "SELECT fts_rowid, path FROM file_paths WHERE fts_rowid IN ({marks})"
+        ranked = self._sparse_ranked(FILES, terms, FILE_BM25_WEIGHTS, limit, fetch)
+        if ranked is not None:
+            return [(str(row[0]), score) for score, row in ranked]
+        return self.fts_file_bm25(terms, limit)
+
+    def fts_file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """`file_bm25` ranked by FTS5's `bm25()` (the fallback, and the reference in tests)."""
         expression = fts_match_expression(terms)
         if expression is None or limit <= 0:
             return []
@@ -78,6 +129,20 @@ class TextSearch:
     def bm25_terms(
         self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
     ) -> list[tuple[Chunk, float]]:
+        expression = fts_match_expression(terms)
+        if expression is None or limit <= 0:
+            return []
+        if filters is None or filters.is_empty():
+            fetch = f"SELECT rowid, {CHUNK_COLUMNS} FROM chunks WHERE rowid IN ({{marks}})"
+            ranked = self._sparse_ranked(CHUNKS, terms, BM25_WEIGHTS, limit, fetch)
+            if ranked is not None:
+                return [(row_to_chunk(row), score) for score, row in ranked]
+        return self.fts_bm25_terms(terms, limit, filters)
+
+    def fts_bm25_terms(
+        self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
+    ) -> list[tuple[Chunk, float]]:
+        """`bm25_terms` ranked by FTS5's `bm25()` (the fallback, and the reference in tests)."""
         expression = fts_match_expression(terms)
         if expression is None or limit <= 0:
             return []

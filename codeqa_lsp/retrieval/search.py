@@ -106,6 +106,7 @@ class HybridSearcher:
         # None: the fusion measured best for this embedder (see fusion.py).
         self.fusion = fusion or fusion_for(indexer.embedder.name)
         self._pool: ThreadPoolExecutor | None = None
+        self._resolver: tuple[tuple[int, int], PathResolver] | None = None
         self._pool_lock = threading.Lock()
 
     def search(
@@ -363,7 +364,18 @@ class HybridSearcher:
         mentions = find_mentions(query)
         if not mentions:
             return Evidence(paths={}, functions={})
-        return resolve(mentions, PathResolver(self.indexer.indexed_paths()))
+        return resolve(mentions, self._path_resolver())
+
+    def _path_resolver(self) -> PathResolver:
+        """The indexed paths by suffix, built once per index generation: rebuilding it for
+        every query that mentions a file cost ~90 ms at 100k chunks (7k files; profile of
+        `bench/speed.py --latency`'s large tree), the slowest queries of the 100."""
+        generation = self.indexer.store.generation()
+        cached = self._resolver
+        if cached is None or cached[0] != generation:
+            cached = (generation, PathResolver(self.indexer.indexed_paths()))
+            self._resolver = cached
+        return cached[1]
 
     def _lifted(
         self, paths: list[str], terms: list[str], evidence: Evidence, filters: SearchFilters | None
