@@ -36,6 +36,7 @@ from codeqa_lsp.retrieval.enclosing import enclosing_first
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
+from codeqa_lsp.retrieval.issue_text import strip_boilerplate
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
 from codeqa_lsp.retrieval.priors import QueryPriors, is_non_code, path_kind
@@ -205,11 +206,17 @@ class HybridSearcher:
     ) -> _Arms:
         want_dense = mode != "bm25" and coverage > 0
         want_bm25 = mode != "dense"
+        terms = query_terms(query)
+        long_query = len(terms) > LONG_QUERY_TERMS
+        # The embedder reads only its first 256 tokens: of a pasted issue, the title and
+        # what follows once the template's comments and environment listings are gone.
+        dense_text = strip_boilerplate(query) if long_query else query
         dense_future: Future[list[tuple[Chunk, float]]] | None = None
         if want_dense and want_bm25:
-            dense_future = self._executor().submit(self.indexer.dense, query, limit, filters)
+            dense_future = self._executor().submit(self.indexer.dense, dense_text, limit, filters)
         bm25_limit = max(limit, BM25_CANDIDATES) if mode == "hybrid" else limit
-        terms, long_query = self._bm25_terms(query)
+        if long_query:
+            terms = self._salient(query, terms)
         bm25 = self.indexer.bm25_terms(terms, bm25_limit, filters) if want_bm25 else []
         extra = expansion_terms(query) if mode == "hybrid" and not long_query else []
         if extra:
@@ -218,7 +225,7 @@ class HybridSearcher:
         if dense_future is not None:
             dense: list[tuple[Chunk, float]] | None = dense_future.result()
         elif want_dense:
-            dense = self.indexer.dense(query, limit, filters)
+            dense = self.indexer.dense(dense_text, limit, filters)
         else:
             dense = None
         arms = _Arms(
@@ -230,17 +237,14 @@ class HybridSearcher:
         if arms.dense is not None:
             arms.cosines = {c.id: score for c, score in arms.dense}
             if mode == "hybrid":
-                arms.cosines.update(self._complete_cosines(query, arms))
+                arms.cosines.update(self._complete_cosines(dense_text, arms))
         return arms
 
-    def _bm25_terms(self, query: str) -> tuple[list[str], bool]:
-        """The query's BM25 terms: all of them for a question, the salient ones (by IDF over
-        files, code-shaped terms first) for a long pasted text. Returns (terms, is_long)."""
-        terms = query_terms(query)
-        if len(terms) <= LONG_QUERY_TERMS:
-            return terms, False
+    def _salient(self, query: str, terms: list[str]) -> list[str]:
+        """A long pasted text's BM25 terms: the salient ones (by IDF over files, code-shaped
+        and title terms first; `query.salient_terms`)."""
         counts, total = self.indexer.file_document_counts(terms)
-        return salient_terms(query, terms, counts, total) or terms, True
+        return salient_terms(query, terms, counts, total) or terms
 
     def _expanded(
         self,

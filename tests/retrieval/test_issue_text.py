@@ -124,3 +124,19 @@ def test_an_issue_with_a_pip_list_finds_the_code_it_describes(
 ) -> None:
     response = searcher.search(ISSUE, top_k=5)
     assert response.hits[0].chunk.path == "pkg/outcomes.py"
+
+
+def test_the_dense_arm_embeds_a_long_issue_without_its_boilerplate(
+    searcher: HybridSearcher,
+) -> None:
+    embedded: list[str] = []
+    inner = searcher.indexer.embed_query
+
+    def recording(text: str):  # type: ignore[no-untyped-def]
+        embedded.append(text)
+        return inner(text)
+
+    searcher.indexer.embed_query = recording  # type: ignore[method-assign]
+    searcher.search(ISSUE, top_k=5)
+    assert embedded and all(text == strip_boilerplate(ISSUE) for text in embedded)
+    assert "snowballstemmer" not in embedded[0] and embedded[0].startswith("Marker added")
