@@ -215,12 +215,26 @@ class _Added:
         self.spans = {
             names[int(sorted_ids[a])]: (int(a), int(b)) for a, b in zip(starts, ends, strict=True)
         }
+        # Per term, its largest count: a term new to the base is written straight from these
+        # arrays, in the narrowest type (most of a full index's lists: ~20 µs saved each).
+        row_top = self.tfs.max(axis=1) if len(self.tfs) else np.zeros(0, space.dtype)
+        tops = np.maximum.reduceat(row_top, starts) if len(starts) else row_top
+        self.top = dict(zip(self.spans, tops.tolist(), strict=True))
+        self.as_bytes = np.minimum(self.tfs, _TOP[np.uint8]).astype(np.uint8)
 
     def of(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         span = self.spans.get(term)
         if span is None:
             return None
         return self.docs[span[0] : span[1]], self.tfs[span[0] : span[1]]
+
+    def row(self, space: Space, term: str) -> tuple[int, str, bytes, bytes, int]:
+        """The `sparse_postings` row of a term that only added documents hold."""
+        a, b = self.spans[term]
+        if self.top[term] <= _TOP[np.uint8]:
+            return (space.id, term, self.docs[a:b].tobytes(), self.as_bytes[a:b].tobytes(), 1)
+        narrow = _narrowest(self.tfs[a:b])
+        return (space.id, term, self.docs[a:b].tobytes(), narrow.tobytes(), narrow.itemsize)
 
 
 def compact(conn: sqlite3.Connection, space: Space) -> None:
@@ -242,6 +256,9 @@ def compact(conn: sqlite3.Connection, space: Space) -> None:
     writes: list[tuple[int, str, bytes, bytes, int]] = []
     drops: list[tuple[int, str]] = []
     for term in sorted(set(added.spans) | set(deleted)):
+        if term not in in_base and term not in deleted:
+            writes.append(added.row(space, term))
+            continue
         if term in in_base:
             docs, tfs = read_postings(conn, space, term)
         else:
