@@ -166,6 +166,22 @@ def remove_doc(
     _bump(conn, EPOCH_KEY)
 
 
+def rebuild(conn: sqlite3.Connection) -> None:
+    """All postings anew from the FTS5 tables' rows (the very token streams FTS5 indexed)."""
+    for space, table, columns in (
+        (CHUNKS, "fts", "path, symbol, doc, body"),
+        (FILES, "file_fts", "path, body"),
+    ):
+        clear_space(conn, space)
+        rows = conn.execute(f"SELECT rowid, {columns} FROM {table}")
+        while batch := rows.fetchmany(1000):
+            add_docs(conn, space, [(r[0], [col.split() for col in r[1:]]) for r in batch])
+        compact(conn, space)
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (SPARSE_READY, SPARSE_FORMAT)
+    )
+
+
 def clear_space(conn: sqlite3.Connection, space: Space) -> None:
     """Drop every document of a space (its FTS5 table was emptied)."""
     conn.execute(
@@ -188,6 +204,13 @@ def maybe_compact(
         return
     for space in spaces:
         if delta_size(conn, space) > COMPACT_MIN:
+            compact(conn, space)
+
+
+def compact_pending(conn: sqlite3.Connection) -> None:
+    """Compact every space with any pending document (the end of a bulk run)."""
+    for space in (CHUNKS, FILES):
+        if delta_size(conn, space):
             compact(conn, space)
 
 
