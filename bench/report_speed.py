@@ -243,6 +243,7 @@ def _latency(
             ],
             rows,
         )
+    lines += _latency_baseline(speed)
     if "latency" in plots:
         lines += [f"![query latency]({plots['latency']})", ""]
     lsp = dig(peers, "click_src", "lsp")
@@ -331,3 +332,46 @@ def server_section(doc: Doc | None) -> list[str]:
         ["warm start: first cited ask", fmt(dig(warm, "first_cited_ask", "seconds")) + " s", ""],
     ]
     return lines + table(["measurement", "value", "note"], rows)
+
+
+def _latency_baseline(speed: Doc | None) -> list[str]:
+    """The same benchmark run on another commit just before (`baseline_main`), side by side:
+    timings on a shared machine only compare within one run."""
+    base = dig(speed, "baseline_main")
+    if not base:
+        return []
+    mine = {p["point"]: p for p in dig(speed, "latency") or []}
+    rows = []
+    for p in base.get("latency") or []:
+        ours = mine.get(p["point"]) or {}
+        rows.append(
+            [
+                p["point"],
+                p.get("chunks"),
+                _p50_p95(p),
+                _p50_p95(ours),
+                f"{fmt(dig(p, 'index', 'wall_s'))} / {fmt(dig(ours, 'index', 'wall_s'))}",
+            ]
+        )
+    large = (dig(base, "large_index", "wall_s"), dig(speed, "large_index", "wall_s"))
+    commit = str(base.get("commit") or "?")[:9]
+    return [
+        f"Baseline in the same session: commit {commit} (load average "
+        f"{base.get('load_average_start')} → {base.get('load_average_end')}), then this one. "
+        f"The ~100k-chunk index took {fmt(large[0])} s to build before, {fmt(large[1])} s now.",
+        "",
+        *table(
+            [
+                "index",
+                "chunks",
+                "baseline retrieval p50 / p95 ms",
+                "retrieval p50 / p95 ms",
+                "index s (baseline / now)",
+            ],
+            rows,
+        ),
+    ]
+
+
+def _p50_p95(point: Doc) -> str:
+    return f"{fmt(dig(point, 'retrieval', 'p50_ms'))} / {fmt(dig(point, 'retrieval', 'p95_ms'))}"

@@ -32,8 +32,9 @@ from codeqa_lsp.index.sparse import Space
 K1 = 1.2  # FTS5's bm25() constants (sqlite ext/fts5/fts5_aux.c)
 B = 0.75
 # Serve from the postings only while the documents changed since the last compaction are
-# few: their lists are rebuilt in memory after each write (5,000 docs: ~50 ms, once). A
-# bulk index run compacts at half the base; until then FTS5 ranks.
+# few: their lists are rebuilt in memory after each write (2,300 docs: 43 ms once, at 100k
+# chunks). More are pending only during a bulk index run (it compacts at its end) or after
+# one was interrupted (the next write compacts, `sparse.COMPACT_MIN`); FTS5 ranks meanwhile.
 DELTA_LIMIT = 5_000
 
 
@@ -54,7 +55,7 @@ class Snapshot:
     alive: np.ndarray  # bool by doc id
     keys: np.ndarray  # int64 FTS5 rowid by doc id
     lengths: np.ndarray  # float64 by doc id
-    delta: dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (doc ids, counts per column)
+    delta: sparse.Grouped  # the documents added since the last compaction, by term
     count: int  # live documents (FTS5's N)
     avgdl: float
 
@@ -75,7 +76,7 @@ class SparseReader:
             ready = conn.execute(
                 "SELECT value FROM meta WHERE key = ?", (sparse.SPARSE_READY,)
             ).fetchone()
-            if ready is None:
+            if ready is None or ready[0] != sparse.SPARSE_FORMAT:
                 return None
             epoch = sparse.read_counter(conn, sparse.EPOCH_KEY)
             base = sparse.read_counter(conn, sparse.BASE_KEY)
@@ -95,12 +96,8 @@ class SparseReader:
         space = self.space
         base = self._base
         if base is None or base.version != version:
-            rows = conn.execute(
-                "SELECT doc, key, length FROM sparse_docs WHERE space = ? AND state != ?",
-                (space.id, sparse.ADDED),
-            ).fetchall()
-            table = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
-            base = _Base(version, table[:, 0], table[:, 1], table[:, 2].astype(np.float64))
+            docs, keys, lengths = sparse.read_base(conn, space)
+            base = _Base(version, docs, keys, lengths.astype(np.float64))
             self._base = base
         pending = sparse.pending_rows(conn, space)
         top = max([int(base.docs.max()) if len(base.docs) else 0, *(r[0] for r in pending)])
@@ -110,21 +107,14 @@ class SparseReader:
         alive[base.docs] = True
         keys[base.docs] = base.keys
         lengths[base.docs] = base.lengths
-        lists: dict[str, tuple[list[int], list[np.ndarray]]] = {}
+        added = []
         for doc, key, state, length, terms, blob in pending:
             if state == sparse.DELETED:
                 alive[doc] = False
-                continue
-            alive[doc], keys[doc], lengths[doc] = True, key, length
-            tfs = np.frombuffer(blob, dtype=space.dtype).reshape(-1, space.columns)
-            for term, row in zip(terms.split(), tfs, strict=True):
-                docs, counts = lists.setdefault(term, ([], []))
-                docs.append(doc)
-                counts.append(row)
-        delta = {
-            term: (np.asarray(docs, dtype=np.int64), np.stack(counts))
-            for term, (docs, counts) in lists.items()
-        }
+            else:
+                alive[doc], keys[doc], lengths[doc] = True, key, length
+                added.append((doc, terms, blob))
+        delta = sparse.Grouped(space, added)
         count = int(alive.sum())
         avgdl = float(lengths[alive].sum()) / count if count else 1.0
         return Snapshot(epoch, version, alive, keys, lengths, delta, count, avgdl)
@@ -147,7 +137,7 @@ class SparseReader:
             if len(docs):
                 live = snap.alive[docs]
                 docs, tfs = docs[live], tfs[live]
-            extra = snap.delta.get(term)
+            extra = snap.delta.of(term)
             if extra is not None:
                 docs = np.concatenate([docs, extra[0]])
                 tfs = np.concatenate([tfs, extra[1]])

@@ -18,9 +18,8 @@ from collections.abc import Iterable
 
 from codeqa_lsp.index.store_sql import FTS_TOKENIZER
 
-# Distinct tokens remembered. A 100k-chunk index has ~200k distinct tokens (measured on the
-# bench's large tree); beyond this the cache is cleared and refilled (a batch of 10k unseen
-# tokens costs ~30 ms).
+# Distinct tokens remembered. The bench's 100k-chunk tree has ~230k distinct terms; beyond
+# this the cache is cleared and refilled (10k unseen tokens cost ~50 ms to stem).
 CACHE_LIMIT = 1_000_000
 
 

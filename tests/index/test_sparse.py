@@ -165,7 +165,7 @@ def test_an_index_from_before_the_postings_is_backfilled(tmp_path: Path) -> None
     )
     old.close()
     reopened = Store(path)
-    assert reopened.get_meta(sparse.SPARSE_READY) == "1"
+    assert reopened.get_meta(sparse.SPARSE_READY) == sparse.SPARSE_FORMAT
     assert_same_ranking(reopened)
 
 
