@@ -45,6 +45,7 @@ from codeqa_lsp.index.store import (
     is_unwritable,
     label_for,
 )
+from codeqa_lsp.index.vector_saves import VectorSaves
 from codeqa_lsp.index.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,6 @@ EMBED_BATCH = 64  # chunks per embedding call while indexing
 # 13% less work; cancellation and progress keep the EMBED_BATCH granularity.
 EMBED_WINDOW = 1024
 SAVE_EVERY_SECONDS = 30.0  # vector checkpoints during a long full index
-SAVE_MIN_INTERVAL = 1.0  # debounce for vector saves after single-file updates
 CLOSE_WAIT_SECONDS = 30.0  # close() waits this long for a running index() to stop
 FILES_PER_TRANSACTION = 32  # full index: files stored per SQLite transaction (commit cost)
 
@@ -100,6 +100,7 @@ class Indexer(IndexReads):
             self.store = self._open_store()
         self._write_meta("root", str(self.root))
         self.vectors = VectorStore(self.index_dir, self.embedder.dim, identity)
+        self._saves = VectorSaves(self.vectors)
         reason = self.vectors.load()
         if reason:
             self._note_rebuild(f"vectors discarded: {reason}")
@@ -113,9 +114,6 @@ class Indexer(IndexReads):
         if self.read_only_reason is None:
             self._check_chunking()
         self._index_lock = threading.Lock()
-        self._save_lock = threading.Lock()
-        self._save_timer: threading.Timer | None = None
-        self._last_save = 0.0
         self._closed = False
         self._stopping = threading.Event()  # set by close(): a running index() winds down
         from codeqa_lsp.chunking.scanner import WorkspaceFilter
@@ -185,7 +183,7 @@ class Indexer(IndexReads):
             orphans = self.vectors.live_labels() - set(self.store.all_labels())
             if orphans and self.vectors.delete(orphans):
                 log.info("dropped %d vectors without a chunk", len(orphans))
-                self._save_vectors()
+                self._saves.save()
 
     # -- indexing ------------------------------------------------------------------------
     def index(
@@ -273,7 +271,7 @@ class Indexer(IndexReads):
                 report.embedded += self._embed_missing(emit, cancel, report)
             emit(IndexProgress("save", 0, 1, "saving"))
             self._drop_orphan_vectors()
-            self._save_vectors()
+            self._saves.save()
             self.store.set_meta("last_updated", repr(time.time()))
             if not report.cancelled:
                 self.store.set_meta("skipped", _json_counter(report.skipped))
@@ -311,8 +309,6 @@ class Indexer(IndexReads):
     ) -> int:
         """Embed every stored chunk that has no vector (new, or lost in a crash)."""
         missing = self.store.ids_missing_labels(self.vectors.live_labels())
-        if missing:  # say so before the first batch: it may take long (a model load, a slow API)
-            emit(IndexProgress("embed", 0, len(missing)))
         embedded = 0
         last_checkpoint = time.monotonic()
         if missing:  # the phase shows at once, not after the first (slow) batch
@@ -333,7 +329,7 @@ class Indexer(IndexReads):
                     report.embed_error = str(exc)
                     return embedded
                 if time.monotonic() - last_checkpoint > SAVE_EVERY_SECONDS:
-                    self._save_vectors()  # a crash or kill loses at most this much work
+                    self._saves.save()  # a crash or kill loses at most this much work
                     last_checkpoint = time.monotonic()
                 done += len(batch)
                 emit(IndexProgress("embed", done, len(missing)))
@@ -431,7 +427,7 @@ class Indexer(IndexReads):
         chunks, drop removed ones: one SQLite transaction, then a (debounced) vector save."""
         [(update, inserted)] = self._sync_files([rel_path], [text])
         embedded = self._embed_and_add(inserted) if inserted else 0
-        self._save_soon()
+        self._saves.save_soon()
         if embedded:
             return UpdateReport(
                 update.path,
@@ -447,41 +443,8 @@ class Indexer(IndexReads):
         with self.store.transaction() as conn:
             dead = self.store.delete_file(conn, rel_path)
         self.vectors.delete(dead)
-        self._save_soon()
+        self._saves.save_soon()
         return UpdateReport(rel_path, chunks_removed=len(dead))
-
-    # -- vector persistence --------------------------------------------------------------
-    def _save_vectors(self) -> None:
-        with self._save_lock:
-            if self._save_timer is not None:
-                self._save_timer.cancel()
-                self._save_timer = None
-            if self.vectors.dirty:
-                self.vectors.save()
-            self._last_save = time.monotonic()
-
-    def _save_soon(self) -> None:
-        """Save now, unless a save just happened: then once, shortly (bursts of saves in the
-        editor must not rewrite a large vector file for every keystroke-save)."""
-        with self._save_lock:
-            if not self.vectors.dirty or self._save_timer is not None or self._closed:
-                return
-            wait = self._last_save + SAVE_MIN_INTERVAL - time.monotonic()
-            if wait > 0:
-                self._save_timer = threading.Timer(wait, self._timer_save)
-                self._save_timer.daemon = True
-                self._save_timer.start()
-                return
-        self._save_vectors()
-
-    def _timer_save(self) -> None:
-        with self._save_lock:
-            self._save_timer = None
-        if not self._closed:
-            try:
-                self._save_vectors()
-            except OSError as exc:
-                log.error("saving vectors failed: %s", exc)
 
     # -- reading -------------------------------------------------------------------------
     def status(self) -> IndexStatus:
@@ -511,7 +474,7 @@ class Indexer(IndexReads):
         # Let a running index() stop at its next batch before the connections go away.
         stopped = self._index_lock.acquire(timeout=CLOSE_WAIT_SECONDS)
         try:
-            self._save_vectors()
+            self._saves.close()
         finally:
             if stopped:
                 self._index_lock.release()
