@@ -18,6 +18,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
 import common  # noqa: E402
+import peer_spans  # noqa: E402
 import peers  # noqa: E402
 import report  # noqa: E402
 import report_sections  # noqa: E402
@@ -85,7 +86,7 @@ def _question(*symbols: str) -> Question:
 
 
 def test_contained_mapping_takes_the_innermost_definition(tree: Path) -> None:
-    mapper = peers.SymbolMapper(tree)
+    mapper = peer_spans.SymbolMapper(tree)
     raw = [
         {"path": "pkg/greet.py", "start_line": 8, "end_line": 9},  # inside Greeter.hello
         {"path": "pkg/greet.py", "start_line": 7, "end_line": 12},  # spans two methods
@@ -97,7 +98,7 @@ def test_contained_mapping_takes_the_innermost_definition(tree: Path) -> None:
 
 
 def test_covers_mapping_credits_a_chunk_swallowing_the_expected_method(tree: Path) -> None:
-    mapper = peers.SymbolMapper(tree)
+    mapper = peer_spans.SymbolMapper(tree)
     raw = [{"path": "pkg/greet.py", "start_line": 7, "end_line": 12}]
     assert mapper.retrieved(raw, _question("Greeter.bye"), "covers")[0].symbol == "Greeter.bye"
     # A definition the chunk does not reach is never credited.
