@@ -37,127 +37,24 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (
-    CACHE_DIR,
-    dir_size_bytes,
     run_measured,
     write_result,
 )
-from corpora import SETS, corpus_root, questions_path
+from corpora import corpus_root
 from speed_children import CHILD_TASKS
+from speed_runs import (
+    CLI,
+    WORK_DIR,
+    child,
+    cli_index,
+    click_src_copy,
+    fresh_dir,
+    isolated_env,
+    measured_json,
+    questions,
+)
 
-CLI = str(Path(sys.executable).with_name("codeqa"))
-WORK_DIR = CACHE_DIR / "speed"
 SCALE_POINTS = (1_000, 10_000)  # the ~100k point is the large tree itself
-
-
-# -- measurements run by the parent ---------------------------------------------------------
-
-
-def _isolated_env(work: Path) -> dict[str, str]:
-    """Nothing shared with the user's caches (a clean cache means clean), except the ONNX
-    model: it is built once per machine (~10 s, timed separately), not once per index."""
-    from codeqa_lsp.index.embedders.local import default_model_cache
-
-    models = work / "xdg" / "codeqa-lsp" / "models"
-    if not models.exists():
-        models.parent.mkdir(parents=True, exist_ok=True)
-        models.symlink_to(default_model_cache(), target_is_directory=True)
-    # Bytecode is written and reused (PYTHONDONTWRITEBYTECODE unset): an installed package has
-    # its .pyc files, and compiling ~60 of our modules on every start (~0.3 s, measured with
-    # cProfile on `codeqa search`) is this machine's setting, not what a user's start costs.
-    return {
-        "XDG_CACHE_HOME": str(work / "xdg"),
-        "TOKENIZERS_PARALLELISM": "false",
-        "PYTHONDONTWRITEBYTECODE": "",
-    }
-
-
-def cli_index(root: Path, embedder: str, index_dir: Path, label: str) -> dict[str, Any]:
-    """`codeqa index ROOT --json` in its own process: wall time, tree RSS, what it did."""
-    cmd = [CLI, "index", str(root), "--embedder", embedder, "--index-dir", str(index_dir), "--json"]
-    run = run_measured(cmd, env=_isolated_env(index_dir.parent), timeout=3 * 3600)
-    report = run.last_json()
-    out: dict[str, Any] = {
-        "label": label,
-        "embedder": embedder,
-        "ok": run.returncode == 0 and bool(report),
-        "wall_s": round(run.wall_s, 2),
-        "tree_peak_rss_mb": run.tree_peak_rss_mb,
-    }
-    if not report:
-        out["error"] = run.stderr.strip().splitlines()[-5:]
-        return out
-    status = report.get("status", {})
-    chunks = int(status.get("chunks") or report.get("chunks_total") or 0)
-    # The embedding cache lives inside an explicit --index-dir; the index proper is the rest.
-    size = dir_size_bytes(index_dir) - dir_size_bytes(index_dir / "embedding-cache")
-    out.update(
-        {
-            "index_seconds": report.get("seconds"),
-            "files": status.get("files"),
-            "chunks": chunks,
-            "embedded": report.get("embedded"),
-            "skipped": report.get("skipped"),
-            "size_bytes": size,
-            "embedding_cache_bytes": dir_size_bytes(index_dir / "embedding-cache"),
-            "size_mb_per_1k_chunks": round(size / 2**20 / chunks * 1000, 3) if chunks else None,
-            "embedding_model": status.get("embedding_model"),
-            "chunks_per_s": round(chunks / run.wall_s, 1) if report.get("embedded") else None,
-        }
-    )
-    if run.returncode != 0:
-        out["error"] = run.stderr.strip().splitlines()[-3:]
-    return out
-
-
-def child(task: str, **params: Any) -> dict[str, Any]:
-    """Run `speed.py --child TASK` and merge its JSON line with wall time and tree RSS."""
-    cmd = [sys.executable, __file__, "--child", task, json.dumps(params, default=str)]
-    return measured_json(cmd, Path(params.get("index_dir", WORK_DIR / "x")).parent)
-
-
-def measured_json(cmd: list[str], work: Path, cwd: Path | None = None) -> dict[str, Any]:
-    """A process that prints its result as a JSON line, plus its wall time and tree RSS."""
-    run = run_measured(cmd, env=_isolated_env(work), cwd=cwd, timeout=3600)
-    result = run.last_json() or {}
-    result.update(
-        {
-            "ok": run.returncode == 0 and bool(result),
-            "wall_s": round(run.wall_s, 2),
-            "tree_peak_rss_mb": run.tree_peak_rss_mb,
-        }
-    )
-    if run.returncode != 0:
-        result["error"] = run.stderr.strip().splitlines()[-5:]
-    return result
-
-
-def fresh_dir(name: str) -> Path:
-    path = WORK_DIR / name
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    return path
-
-
-def questions(limit: int | None = None) -> list[str]:
-    """The 100 shared questions: distinct, realistic query texts (never repeated, so no
-    query-embedding cache hit flatters the latency)."""
-    texts: list[str] = []
-    for name in SETS:
-        for line in questions_path(name).read_text().splitlines():
-            if line.strip():
-                texts.append(json.loads(line)["question"])
-    return texts[:limit] if limit else texts
-
-
-# -- the run ------------------------------------------------------------------------------------
-
-
-def click_src_copy() -> Path:
-    """A private copy of click/src: the didSave benchmark edits files."""
-    dest = fresh_dir("trees") / "click-src"
-    shutil.copytree(corpus_root("click") / "src", dest)
-    return dest
 
 
 def measure_click_src(
@@ -359,7 +256,7 @@ def measure_embedders(kinds: tuple[str, ...], search_calls: int = 7) -> dict[str
                 "--top-k",
                 "5",
             ]
-            result = run_measured(cmd, env=_isolated_env(index.parent), timeout=600)
+            result = run_measured(cmd, env=isolated_env(index.parent), timeout=600)
             if result.returncode == 0 and i > 0:
                 calls[embedder].append(result.wall_s)
     out["search_per_call_s"] = {
