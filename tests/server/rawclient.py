@@ -18,6 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+GUARD = 300.0  # seconds: only stops a hung test, never asserts speed
+
+
+async def guarded(awaitable: Any) -> Any:
+    """Await with GUARD as a hang stop (a timeout here is a hang, not a slow run)."""
+    return await asyncio.wait_for(awaitable, GUARD)
+
+
 SERVER_CMD = [sys.executable, "-m", "codeqa_lsp", "--stdio", "--log-level", "warning"]
 
 
