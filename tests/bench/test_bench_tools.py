@@ -168,6 +168,19 @@ def test_report_computes_ratios_and_target_status_within_one_run() -> None:
     assert "2 cores · 8.0 GB RAM" in text
 
 
+def test_swebench_target_reads_the_default_embedder_run_first() -> None:
+    def runs(**acc5: float) -> dict[str, object]:
+        return {"runs": {k: {"n": 48, "overall": {"acc@5": v}} for k, v in acc5.items()}}
+
+    target = "SWE-bench Lite dev file Acc@5 >= 0.85 (`codeqa search`)"
+    rows = {r[0]: r for r in report_sections._target_rows({"swebench": runs(hash=0.9, local=0.8)})}
+    assert rows[target][1:] == ["0.800 (local, n=48)", "**missed**"]
+    rows = {r[0]: r for r in report_sections._target_rows({"swebench": runs(hash=0.875)})}
+    assert rows[target][1:] == ["0.875 (hash, n=48)", "met"]
+    rows = {r[0]: r for r in report_sections._target_rows({})}
+    assert rows[target][2] == "not run"
+
+
 def test_report_survives_missing_and_malformed_results() -> None:
     text = report.render({"speed": {"click_src": "not a dict"}, "quality": None}, plots={})
     assert "Could not render" in text
