@@ -358,7 +358,12 @@ def _latency_baseline(speed: Doc | None) -> list[str]:
     return [
         f"Baseline in the same session: commit {commit} (load average "
         f"{base.get('load_average_start')} → {base.get('load_average_end')}), then this one. "
-        f"The ~100k-chunk index took {fmt(large[0])} s to build before, {fmt(large[1])} s now.",
+        + (
+            f"The ~100k-chunk index took {fmt(large[0])} s to build before, {fmt(large[1])} s now."
+            if large[0] is not None
+            else f"The ~100k-chunk index took {fmt(large[1])} s to build (the baseline's "
+            "benchmark did not record its build)."
+        ),
         "",
         *table(
             [
