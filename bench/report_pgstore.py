@@ -12,12 +12,13 @@ Doc = dict[str, Any]
 SCALING = """\
 How it scales past one machine, from what these runs show:
 
-- **Sizes, measured at 110k chunks**: 5.4 KB a chunk on disk in all (593 MB), of which the
-  HNSW index is 2.0 KB (225 MB: ~2 KB a 384-dim vector, so 1M chunks is ~2.2 GB of graph
-  that should stay in memory, ~5.5 GB in all) and the GIN index 0.2 KB. The HNSW build
-  took 369 s for 110k vectors on this loaded 2-core machine (~300 vectors/s), the row load
-  373 s (73% of it Python), the GIN and btrees 15 s: a first publish of 1M chunks is about
-  two hours here, and then only incremental publishes (seconds per commit).
+- **Sizes, measured at 1.1M chunks**: 5.4 KB a chunk on disk in all (5.9 GB), of which the
+  HNSW index is 2.0 KB (2.25 GB: ~2 KB a 384-dim vector, which should stay in memory) and the
+  GIN index 0.14 KB (158 MB). On a quiet 2-core machine the database side of a first publish
+  of 1.1M chunks took 20 minutes: rows 237 s (150 s of it Python), GIN and btrees 20 s, the
+  HNSW build 927 s (pgvector's parallel build, ~1,200 vectors/s). At 110k chunks with the
+  machine at load 8 the same phases took 373, 15 and 369 s. After that first publish only
+  incremental publishes follow (seconds per commit).
 
 - **Reads scale out with read replicas.** A client only reads (a read-only role and
   read-only connections), and a query touches one repository's HNSW index and the GIN index
@@ -237,10 +238,9 @@ the second pass, but the `pgserver` wheel bundles 0.6.
 
 
 WHAT_FOLLOWS = """What follows (issue 17's target is hybrid p95 <= 100 ms at 1M chunks; \
-**not met, and
-the 1M database was not built in this session**: the bulk load ran at ~150-330 chunks/s
-with the machine at load 15-16, i.e. more than an hour for the rows alone, plus an HNSW
-build measured above; the run was stopped rather than let it pass the deadline):
+**not met**:
+at 1.1M chunks, quiet machine, the whole hybrid search takes p50/p95 296/371 ms; the BM25
+arm alone 139/152 ms, the dense (HNSW) arm alone 24/26 ms):
 
 - **Publishing** is ~1.9x the local indexing rate of the same tree in the same run (no
   vector file to rewrite, one HNSW build at the end). Rows go in with COPY now, but the
@@ -253,15 +253,16 @@ build measured above; the run was stopped rather than let it pass the deadline):
   whole-file ranking the searcher uses has no Postgres twin (a file's score is the sum of
   its best chunks'). Until that gap closes, the shared store trades answer quality for not
   indexing locally. A BM25 index (ParadeDB `pg_search`) would give FTS5's ranking.
-- **Latency**: 2-3x the local store at every size measured, already at 1k chunks, so most
-  of it is not the search itself but round trips: a hybrid search issues about eight
-  statements (text arm, IDF lookup, dense arm, vectors for cosine completion, file
-  ranking, definitions in the top files, chunk fetches), each a network round trip plus
-  planning. One combined statement per search stage (or a server-side function) and
-  prepared statements are the next step; the arms alone grow with the data: the dense arm
-  with log N, the text arm with the posting lists of the query's terms (linear in N),
-  which is why it must be bounded (match on the rarest terms only; the IDF table now holds
-  what that needs) before 1M.
+- **Latency**: 2-3x the local store at every size measured, already at 1k chunks. At 1.1M
+  chunks the dense arm is not the problem (HNSW, p95 26 ms); the text arm is (p95 152 ms:
+  `ts_rank` over the posting lists of the query's terms, linear in N), and the rest of the
+  hybrid time (~130 ms of the 296 ms median) is neither arm but round trips: a hybrid search
+  issues about eight statements (text arm, IDF lookup, dense arm, vectors for cosine
+  completion, file ranking, definitions in the top files, chunk fetches), each a network
+  round trip plus planning. Next steps, in order of what they save: bound the text arm to
+  the query's rarest terms (the IDF table holds what that needs), one combined statement per
+  search stage (or a server-side function) with prepared statements, and a real BM25 index
+  (ParadeDB `pg_search`) where it is available.
 """
 
 
