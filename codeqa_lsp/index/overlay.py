@@ -352,6 +352,12 @@ class OverlayIndexer:
         shared = self._shared_call(lambda s: s.indexed_paths(), [])
         return sorted(set(self.local.indexed_paths()) | {p for p in shared if p not in hidden})
 
+    def paths_generation(self) -> tuple[int, ...]:
+        """The local index's generation and the shared snapshot's id: a new snapshot (or the
+        fallback dropping it) changes `indexed_paths` while the local index stays as it was."""
+        shared = self._shared
+        return (*self.local.paths_generation(), shared.snapshot_id if shared is not None else -1)
+
     def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
         hidden = self.shadowed()
         local_paths = [p for p in paths if p in hidden]

@@ -78,6 +78,10 @@ class IndexReads:
     def indexed_paths(self) -> list[str]:
         return self.store.indexed_paths()
 
+    def paths_generation(self) -> tuple[int, ...]:
+        """Changes whenever `indexed_paths` may have (what caches of it are keyed by)."""
+        return self.store.generation()
+
     def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector (not counted as indexing work); None if the embedder fails."""
         try:

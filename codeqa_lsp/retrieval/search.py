@@ -107,7 +107,7 @@ class HybridSearcher:
         # None: the fusion measured best for this embedder (see fusion.py).
         self.fusion = fusion or fusion_for(indexer.embedder.name)
         self._pool: ThreadPoolExecutor | None = None
-        self._resolver: tuple[tuple[int, int], PathResolver] | None = None
+        self._resolver: tuple[tuple[int, ...], PathResolver] | None = None
         self._pool_lock = threading.Lock()
 
     def search(
@@ -374,7 +374,7 @@ class HybridSearcher:
         """The indexed paths by suffix, built once per index generation: rebuilding it for
         every query that mentions a file cost ~90 ms at 100k chunks (7k files; profile of
         `bench/speed.py --latency`'s large tree), the slowest queries of the 100."""
-        generation = self.indexer.store.generation()
+        generation = self.indexer.paths_generation()
         cached = self._resolver
         if cached is None or cached[0] != generation:
             cached = (generation, PathResolver(self.indexer.indexed_paths()))

@@ -125,6 +125,37 @@ def test_new_local_commits_use_the_nearest_published_ancestor(tmp_path: Path, pg
         ws.close()
 
 
+def test_a_file_of_a_newly_published_snapshot_resolves_from_a_mention(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The searcher's cached path resolver follows the shared snapshot, not only the local
+    index: here the local index is empty before and after the new snapshot."""
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/new_feature.py", line 3, in export_invoice_pdf\n'
+        "ValueError: pdf\n"
+    )
+    root = tmp_path / "repo"
+    make_repo(root, TREE)
+    Publisher(pg_url, root, Settings(embedder="hash"), embedder=HashEmbedder()).publish("main")
+    ws = _workspace(root, tmp_path, pg_url)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer)
+        assert "app/new_feature.py" not in ws.searcher._evidence(trace).paths
+        local_before = overlay.local.paths_generation()
+        (root / "app/new_feature.py").write_text(NEW_FEATURE)
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "invoices")
+        Publisher(pg_url, root, Settings(embedder="hash"), embedder=HashEmbedder()).publish("main")
+        ws.index()
+        assert overlay.local.paths_generation() == local_before  # nothing differs locally
+        assert ws.searcher._evidence(trace).paths.get("app/new_feature.py") == 1.0
+    finally:
+        ws.close()
+
+
 def test_database_down_at_start_falls_back_to_a_full_local_index(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     make_repo(root, TREE)
