@@ -36,13 +36,15 @@ class Stemmer:
     def terms(self, tokens: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """The FTS5 terms of each distinct token."""
         wanted = set(tokens)
-        cache = self._cache
-        missing = [t for t in wanted if t not in cache]
+        cache = self._cache  # a reset may replace it meanwhile: read it once
+        out = {t: cache[t] for t in wanted if t in cache}
+        missing = list(wanted - out.keys())
         if missing:
-            self._fill(missing)
-        return {t: cache[t] for t in wanted}
+            out.update(self._fill(missing))
+        return out
 
-    def _fill(self, tokens: list[str]) -> None:
+    def _fill(self, tokens: list[str]) -> dict[str, tuple[str, ...]]:
+        """Stem `tokens` through FTS5 and remember them; returns their terms."""
         with self._lock:
             if len(self._cache) + len(tokens) > CACHE_LIMIT:
                 self._cache = {}
@@ -58,8 +60,9 @@ class Stemmer:
                 conn.execute("DELETE FROM s")
             finally:
                 conn.execute("COMMIT")
-            for i, token in enumerate(tokens, 1):
-                self._cache[token] = tuple(found.get(i, ()))
+            stemmed = {token: tuple(found.get(i, ())) for i, token in enumerate(tokens, 1)}
+            self._cache.update(stemmed)
+            return stemmed
 
 
 STEMMER = Stemmer()

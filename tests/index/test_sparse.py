@@ -14,7 +14,7 @@ import pytest
 
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.config import Settings
-from codeqa_lsp.index import sparse
+from codeqa_lsp.index import sparse, stems
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.index.sparse import CHUNKS, FILES
 from codeqa_lsp.index.store import Store
@@ -214,3 +214,20 @@ def test_a_read_only_index_from_before_the_postings_ranks_with_fts5(tmp_path: Pa
     hits = reader.bm25_terms(terms, 20)
     assert hits and hits == reader.fts_bm25_terms(terms, 20)
     assert reader.file_bm25(terms, 20) == reader.fts_file_bm25(terms, 20)
+
+
+def test_the_stemmer_answers_across_a_cache_reset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past CACHE_LIMIT the cache is replaced; a call that triggers the reset still gets
+    every token's terms, as FTS5's porter tokenizer makes them."""
+    monkeypatch.setattr(stems, "CACHE_LIMIT", 3)
+    stemmer = stems.Stemmer()
+    assert stemmer.terms(["sessions", "parsing"]) == {
+        "sessions": ("session",),
+        "parsing": ("pars",),
+    }
+    after_reset = stemmer.terms(t for t in ["sessions", "connections", "retries"])
+    assert after_reset == {
+        "sessions": ("session",),
+        "connections": ("connect",),
+        "retries": ("retri",),
+    }
