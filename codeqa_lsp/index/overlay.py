@@ -122,16 +122,8 @@ class OverlayIndexer:
                 if reindex and self._listener is not None:  # said now, not again at the next run
                     announce, self._notice = self._notice, None
             requester = self._reindex_requester if reindex and shared is not None else None
-            if (
-                reindex
-                and shared is not None
-                and requester is None
-                and (self._background is None or not self._background.is_alive())
-            ):
-                self._background = threading.Thread(
-                    target=self._reindex_locally, daemon=True, name="codeqa-local-fallback"
-                )
-                self._background.start()
+            if reindex and shared is not None and requester is None:
+                self._reindex_in_background()
         if shared is not None:
             shared.close()
         if requester is not None:
@@ -139,14 +131,22 @@ class OverlayIndexer:
                 requester()
             except Exception:
                 log.exception("reindex requester failed; indexing in the background")
-                threading.Thread(
-                    target=self._reindex_locally, daemon=True, name="codeqa-local-fallback"
-                ).start()
+                with self._lock:
+                    self._reindex_in_background()
         if announce is not None and self._listener is not None:
             try:
                 self._listener(announce)
             except Exception:
                 log.exception("notice listener failed")
+
+    def _reindex_in_background(self) -> None:
+        """Index the whole tree locally in a thread of our own, unless one already runs
+        (caller holds `_lock`)."""
+        if self._background is None or not self._background.is_alive():
+            self._background = threading.Thread(
+                target=self._reindex_locally, daemon=True, name="codeqa-local-fallback"
+            )
+            self._background.start()
 
     def _reindex_locally(self) -> None:
         try:

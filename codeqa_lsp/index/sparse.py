@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -195,22 +195,13 @@ def clear_space(conn: sqlite3.Connection, space: Space) -> None:
     _bump(conn, BASE_KEY)
 
 
-def maybe_compact(
-    conn: sqlite3.Connection, bulk: bool = False, spaces: Iterable[Space] = (CHUNKS, FILES)
-) -> None:
-    """Compact each space whose delta outgrew `COMPACT_MIN`; nothing during a bulk run (it
-    compacts at its end: `Store.bulk_writes`)."""
+def maybe_compact(conn: sqlite3.Connection, bulk: bool = False, minimum: int = COMPACT_MIN) -> None:
+    """Compact each space whose delta outgrew `minimum` (0: any pending document, the end of
+    a bulk run); nothing during a bulk run (it compacts at its end: `Store.bulk_writes`)."""
     if bulk:
         return
-    for space in spaces:
-        if delta_size(conn, space) > COMPACT_MIN:
-            compact(conn, space)
-
-
-def compact_pending(conn: sqlite3.Connection) -> None:
-    """Compact every space with any pending document (the end of a bulk run)."""
     for space in (CHUNKS, FILES):
-        if delta_size(conn, space):
+        if delta_size(conn, space) > minimum:
             compact(conn, space)
 
 

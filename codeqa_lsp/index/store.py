@@ -183,7 +183,7 @@ class Store(TextSearch):
         finally:
             self._bulk = False
         with self.transaction() as conn:
-            sparse.compact_pending(conn)
+            sparse.maybe_compact(conn, minimum=0)
         with self.write_lock:
             # executescript: a plain execute frees one page per step, i.e. one page.
             self._writer.executescript("PRAGMA incremental_vacuum;")

@@ -10,6 +10,7 @@ import pytest
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.retrieval.search import HybridSearcher
+from tests.retrieval.searchers import hash_searcher
 
 # The stubs repeat the question's words in their docstrings; the implementations use their
 # own vocabulary, as real implementations do. Without the prior the stubs win.
@@ -93,18 +94,8 @@ func (r pageReader) ReadPage(table string, page int) ([]Row, error) {
 
 @pytest.fixture
 def searcher(tmp_path: Path) -> Iterator[HybridSearcher]:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.lstrip(), encoding="utf-8")
-    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
-    indexer = Indexer(root, settings)
-    indexer.index()
-    searcher = HybridSearcher(indexer, settings)
-    yield searcher
-    searcher.close()
-    indexer.close()
+    with hash_searcher(tmp_path, FILES) as searcher:
+        yield searcher
 
 
 def _ranked(searcher: HybridSearcher, query: str) -> list[tuple[str, str]]:

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from codeqa_lsp.config import Settings
-from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate, title_terms
 from codeqa_lsp.retrieval.query import salient_terms
 from codeqa_lsp.retrieval.search import HybridSearcher
+from tests.retrieval.searchers import hash_searcher
 
 PACKAGES = [
     "alabaster", "babel", "docutils", "imagesize", "jinja2", "pygments", "snowballstemmer",
@@ -105,18 +104,8 @@ def test_salient_terms_ignore_listed_packages_and_numbers() -> None:
 
 @pytest.fixture
 def searcher(tmp_path: Path) -> Iterator[HybridSearcher]:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.lstrip(), encoding="utf-8")
-    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
-    indexer = Indexer(root, settings)
-    indexer.index()
-    searcher = HybridSearcher(indexer, settings)
-    yield searcher
-    searcher.close()
-    indexer.close()
+    with hash_searcher(tmp_path, FILES) as searcher:
+        yield searcher
 
 
 def test_an_issue_with_a_pip_list_finds_the_code_it_describes(

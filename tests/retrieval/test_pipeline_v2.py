@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from codeqa_lsp.config import Settings
-from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.retrieval.mentions import PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.query import LONG_QUERY_TERMS, salient_terms
 from codeqa_lsp.retrieval.search import HybridSearcher
+from tests.retrieval.searchers import hash_searcher
 
 FILES = {
     "pkg/units/quantity.py": '''
@@ -143,18 +142,8 @@ pkg.units.core.UnitConversionError: ('metre', 'second')
 
 @pytest.fixture
 def searcher(tmp_path: Path) -> Iterator[HybridSearcher]:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.lstrip(), encoding="utf-8")
-    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
-    indexer = Indexer(root, settings)
-    indexer.index()
-    searcher = HybridSearcher(indexer, settings)
-    yield searcher
-    searcher.close()
-    indexer.close()
+    with hash_searcher(tmp_path, FILES) as searcher:
+        yield searcher
 
 
 def test_traceback_query_finds_the_function_of_its_last_frame(searcher: HybridSearcher) -> None:
