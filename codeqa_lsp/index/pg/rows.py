@@ -8,6 +8,7 @@ new field needs no schema change and an old row simply lacks it (the dataclass d
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -32,11 +33,16 @@ COLUMNS = (
     "part",
     "parts",
 )
+
+# Over-fetch when path globs are post-filtered in Python (Postgres cannot evaluate them).
+GLOB_OVERFETCH = 4
 SELECT_COLUMNS = ", ".join(f"c.{name}" for name in COLUMNS) + ", c.attrs"
 
 
-def _init_fields() -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(Chunk) if f.init)
+@functools.cache
+def _init_fields() -> frozenset[str]:
+    """Chunk's init fields (fixed for the process; read for every row a search returns)."""
+    return frozenset(f.name for f in dataclasses.fields(Chunk) if f.init)
 
 
 def attrs_of(chunk: Chunk) -> str:
@@ -50,7 +56,7 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
     a newer chunker) are dropped, missing ones take the field default."""
     values = dict(zip(COLUMNS, row[: len(COLUMNS)], strict=True))
     attrs = row[len(COLUMNS)] or {}
-    known = set(_init_fields())
+    known = _init_fields()
     # JSON has no tuples: sequence fields (`refs`) come back as lists; a Chunk holds tuples
     # (it is frozen and hashable, and must compare equal to the one the local store returns).
     values.update(

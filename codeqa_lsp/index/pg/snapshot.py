@@ -8,7 +8,6 @@ parallel threads), autocommit and read-only, with the short timeouts of `dsn.con
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -21,6 +20,7 @@ from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.pg import dsn
 from codeqa_lsp.index.pg.rows import (
+    GLOB_OVERFETCH,
     SELECT_COLUMNS,
     chunk_from_row,
     filter_sql,
@@ -29,12 +29,10 @@ from codeqa_lsp.index.pg.rows import (
     vector_literal,
 )
 from codeqa_lsp.index.pg.schema import SCHEMA
+from codeqa_lsp.index.pg.text_arm import TextArm
 from codeqa_lsp.index.store import label_for
 from codeqa_lsp.index.tokens import query_terms
 
-# ts_rank weights for {D, C, B, A}: A (symbol + signature) counts 5x the body, as
-# `text_search.BM25_WEIGHTS` (1, 5, 1, 1) does for FTS5 (measured there on the 100 questions).
-TS_WEIGHTS = "{0.2, 0.2, 0.2, 1.0}"
 # HNSW candidates per query. The index covers every stored version of the repository's
 # files; rows of versions this snapshot does not hold (older or newer commits, kept until
 # garbage collection, `gc`) are dropped after the index scan (pgvector 0.6 has no filtered
@@ -50,11 +48,6 @@ MAX_EF_SEARCH = 1000
 # takes a snapshot younger than a day, but a server left open for days could otherwise read
 # an empty, collected snapshot without knowing; one tiny query every few minutes finds out.
 RECHECK_SECONDS = 300.0
-# Chunks ranked per file in `file_bm25`: a file's score sums its best chunks among this many
-# per requested file.
-FILE_FANOUT = 5
-# Over-fetch when path globs are post-filtered in Python.
-GLOB_OVERFETCH = 4
 # A server that stops answering altogether (frozen, a dead network path) never reaches its
 # own statement timeout; past this the reader severs the connection itself, so a query
 # fails over to the local index instead of holding an editor request. One second above
@@ -67,17 +60,6 @@ def _in_snapshot(snapshot_id: int) -> str:
         f"EXISTS (SELECT 1 FROM {SCHEMA}.snapshot_files sf WHERE sf.snapshot_id = "
         f"{int(snapshot_id)} AND sf.path = c.path AND sf.sha256 = c.file_sha)"
     )
-
-
-def tsquery_text(query: str) -> str | None:
-    """The query's code-aware terms OR-ed, as `to_tsquery('simple', ...)` input."""
-    return tsquery_of(query_terms(query))
-
-
-def tsquery_of(terms: Iterable[str]) -> str | None:
-    """Terms OR-ed as `to_tsquery('simple', ...)` input (only plain words: no operators)."""
-    words = list(dict.fromkeys(t.lower() for t in terms if t.isalnum()))
-    return " | ".join(words) if words else None
 
 
 class SharedSnapshot:
@@ -95,12 +77,17 @@ class SharedSnapshot:
         self._closed = False
         self.widened = 0  # dense scans repeated with more candidates (see DENSE_WIDEN)
         self._checked_at = time.monotonic()
-        self._has_stats: bool | None = None
         scope = (
             f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND "
             f"{_in_snapshot(self.snapshot_id)}"
         )
         self._scope = scope
+        self.text = TextArm(
+            lambda sql, args: self._rows(sql, args, prepare=False),
+            repo_id=self.repo_id,
+            space_id=self.space_id,
+            snapshot_id=self.snapshot_id,
+        )
 
     # -- connections ---------------------------------------------------------------------
     def _conn(self) -> Any:
@@ -115,7 +102,17 @@ class SharedSnapshot:
                 self._all.append(conn)
         return conn
 
-    def _rows(self, sql: str, args: Sequence[Any] = (), ef_search: int = EF_SEARCH) -> list[Any]:
+    def _rows(
+        self,
+        sql: str,
+        args: Sequence[Any] = (),
+        ef_search: int = EF_SEARCH,
+        prepare: bool | None = None,
+    ) -> list[Any]:
+        """The statement's rows. `prepare=False` for a statement whose text repeats with
+        values its plan depends on: psycopg prepares a text run five times, and Postgres
+        then may switch to a generic plan that no longer folds the parameters (the text
+        scan took 115 ms instead of 67 at 1.1M chunks)."""
         import psycopg
 
         try:
@@ -127,7 +124,7 @@ class SharedSnapshot:
             watchdog.start()
             try:
                 if ef_search == EF_SEARCH:
-                    return conn.execute(sql, args).fetchall()
+                    return conn.execute(sql, args, prepare=prepare).fetchall()
                 with conn.transaction():
                     conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
                     return conn.execute(sql, args).fetchall()
@@ -274,20 +271,8 @@ class SharedSnapshot:
         return counts, int(total[0][0]) if total else 0
 
     def file_bm25(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """(path, score) of the files best matching `terms`: a file scores the sum of its
-        best-ranked chunks' ts_rank (Postgres has no whole-file document; the local store's
-        `file_fts` is one)."""
-        text = tsquery_of(terms)
-        if text is None or limit <= 0:
-            return []
-        rows = self._rows(
-            f"SELECT path, sum(score) AS total FROM (SELECT c.path, ts_rank('{TS_WEIGHTS}', "
-            f"c.tsv, q, 1) AS score FROM {SCHEMA}.chunks c, to_tsquery('simple', %s) q WHERE "
-            f"c.tsv @@ q AND {self._scope} ORDER BY score DESC LIMIT %s) best GROUP BY path ORDER "
-            "BY total DESC LIMIT %s",
-            (text, limit * FILE_FANOUT, limit),
-        )
-        return [(path, float(score)) for path, score in rows]
+        """(path, score) of the files best matching `terms` (`text_arm.TextArm.files`)."""
+        return self.text.files(terms, limit)
 
     def bm25(
         self, query: str, limit: int, filters: SearchFilters | None = None
@@ -297,55 +282,8 @@ class SharedSnapshot:
     def bm25_terms(
         self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
     ) -> list[tuple[Chunk, float]]:
-        """Full-text ranking over the code-aware tokens (ts_rank, length-normalised)."""
-        text = tsquery_of(terms)
-        if text is None or limit <= 0:
-            return []
-        where, args = filter_sql(filters)
-        matches = path_filter(filters)
-        fetch = limit * GLOB_OVERFETCH if matches else limit
-        idf = self._idf(text.split(" | "))
-        if idf:
-            # BM25's IDF times each term's own ts_rank: ts_rank alone weighs a word found in
-            # every file like a rare identifier (measured on the four question sets, see
-            # BENCHMARKS.md "Shared team index").
-            score = " + ".join(
-                f"{weight!r} * ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)"
-                for weight in idf.values()
-            )
-            score_args: list[Any] = list(idf)
-        else:
-            score, score_args = (
-                f"ts_rank('{TS_WEIGHTS}', c.tsv, to_tsquery('simple', %s), 1)",
-                [text],
-            )
-        rows = self._rows(
-            f"SELECT {score} AS score, {SELECT_COLUMNS} FROM {SCHEMA}.chunks c "
-            f"WHERE c.tsv @@ to_tsquery('simple', %s) AND {self._scope}{where} ORDER BY score DESC "
-            "LIMIT %s",
-            [*score_args, text, *args, fetch],
-        )
-        out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
-        return _keep(out, matches, limit)
-
-    def _idf(self, words: Sequence[str]) -> dict[str, float]:
-        """BM25 IDF of each word present in the repository (`schema.term_stats`); empty when
-        the database has no statistics (published by an older version)."""
-        if self._has_stats is None:
-            rows = self._rows(f"SELECT to_regclass('{SCHEMA}.term_stats') IS NOT NULL")
-            self._has_stats = bool(rows and rows[0][0])
-        if not self._has_stats:
-            return {}
-        rows = self._rows(
-            f"SELECT term, df, (SELECT chunks FROM {SCHEMA}.snapshots WHERE id = %s) FROM "
-            f"{SCHEMA}.term_stats WHERE repo_id = %s AND space_id = %s AND term = ANY(%s)",
-            (self.snapshot_id, self.repo_id, self.space_id, list(words)),
-        )
-        return {
-            term: math.log(1 + (max(int(total or 0), int(df)) - df + 0.5) / (df + 0.5))
-            for term, df, total in rows
-            if df > 0
-        }
+        """Full-text ranking over the code-aware tokens (`text_arm.TextArm.chunks`)."""
+        return self.text.chunks(terms, limit, filters)
 
     def dense_by_vector(
         self, vector: np.ndarray, limit: int, filters: SearchFilters | None = None
