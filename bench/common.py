@@ -65,10 +65,10 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _git_commit() -> str | None:
+def _git(*args: str) -> str | None:
     try:
         out = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            ["git", "-C", str(REPO_ROOT), *args],
             capture_output=True,
             text=True,
             timeout=10,
@@ -76,7 +76,18 @@ def _git_commit() -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _git_commit() -> str | None:
+    """HEAD, with `+changes` when the measured code (the package or the benchmarks) differs
+    from it: a result measured on a branch before its commit must not claim its parent."""
+    commit = _git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return None
+    changed = _git("status", "--porcelain", "--", "codeqa_lsp", "bench")
+    measured = [line for line in (changed or "").splitlines() if "bench/results/" not in line]
+    return f"{commit}+changes" if measured else commit
 
 
 def machine_info() -> dict[str, Any]:
