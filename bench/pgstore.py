@@ -78,6 +78,16 @@ def git(root: Path, *args: str) -> None:
     )
 
 
+def pg_server(data: Path, cleanup_mode: str = "delete") -> tuple[Any, str]:
+    """pgserver's PostgreSQL in `data` with pgvector, and the URL of its socket."""
+    import pgserver
+
+    server = pgserver.get_server(data, cleanup_mode=cleanup_mode)
+    socket_dir = server.get_uri().split("host=", 1)[1].split("&", 1)[0]
+    server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    return server, f"postgresql://postgres@/postgres?host={socket_dir}"
+
+
 # Questions asked before timing, from another seed than the timed ones: a reader keeps
 # each term list's candidates (`pg/text_arm.py`), so a timed question asked during the
 # warm-up would time a kept answer. 100: after a restart the first ~100 searches at 1.1M
@@ -118,7 +128,6 @@ def pg_size(url: str) -> dict[str, int]:
 
 
 def run(chunks: int, quick: bool) -> dict[str, Any]:
-    import pgserver
 
     from codeqa_lsp.config import Settings
     from codeqa_lsp.engine import CodeBase
@@ -136,10 +145,7 @@ def run(chunks: int, quick: bool) -> dict[str, Any]:
         git(root, "add", "-A")
         git(root, "commit", "-qm", "tree")
 
-        server = pgserver.get_server(work / "pgdata", cleanup_mode="delete")
-        socket_dir = server.get_uri().split("host=", 1)[1]
-        url = f"postgresql://postgres@/postgres?host={socket_dir}"
-        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+        server, url = pg_server(work / "pgdata")
 
         settings = Settings(embedder="hash")
         local_dir = work / "local-index"

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import CACHE_DIR, latency_summary, write_result
-from pgstore import build_tree, git, pg_size
+from pgstore import build_tree, git, pg_server, pg_size
 
 K = 50
 
@@ -99,7 +99,6 @@ def _measure(
 
 
 def run(files: int, commits: int, hot_files: int, questions_per_kind: int) -> dict[str, Any]:
-    import pgserver
     import psycopg
 
     from codeqa_lsp.config import Settings
@@ -123,10 +122,7 @@ def run(files: int, commits: int, hot_files: int, questions_per_kind: int) -> di
         git(root, "remote", "add", "origin", "https://example.com/bench/synthetic-gc.git")
         git(root, "add", "-A")
         git(root, "commit", "-qm", "tree")
-        server = pgserver.get_server(work / "pgdata", cleanup_mode="delete")
-        socket_dir = server.get_uri().split("host=", 1)[1].split("&", 1)[0]
-        url = f"postgresql://postgres@/postgres?host={socket_dir}"
-        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+        server, url = pg_server(work / "pgdata")
         settings = Settings(embedder="hash")
 
         def publish(keep: int) -> Any:

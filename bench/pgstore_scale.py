@@ -43,6 +43,7 @@ from pgstore import (
     arms_reader,
     build_tree,
     git,
+    pg_server,
     pg_size,
     questions,
 )
@@ -289,13 +290,10 @@ def measure_queries(
 def start_server(data: Path, keep: bool, shared_buffers: str) -> tuple[Any, str]:
     """The pgserver Postgres in `data`, restarted once if its buffer cache is not the size
     asked for (the setting takes effect at start only)."""
-    import pgserver
     import psycopg
 
     for attempt in range(2):
-        server = pgserver.get_server(data, cleanup_mode="stop" if keep else "delete")
-        socket_dir = server.get_uri().split("host=", 1)[1].split("&", 1)[0]
-        url = f"postgresql://postgres@/postgres?host={socket_dir}"
+        server, url = pg_server(data, "stop" if keep else "delete")
         with psycopg.connect(url, autocommit=True) as conn:
             current = conn.execute("SHOW shared_buffers").fetchone()[0]  # type: ignore[index]
             if current.lower() == shared_buffers.lower() or attempt:
@@ -305,23 +303,6 @@ def start_server(data: Path, keep: bool, shared_buffers: str) -> tuple[Any, str]
     raise AssertionError("unreachable")
 
 
-def ensure_term_stats(url: str, postgres: dict[str, Any]) -> None:
-    """Fill the IDF table of a database loaded before `load` refreshed it (timed as there)."""
-    import psycopg
-
-    from codeqa_lsp.index.pg.schema import SCHEMA, refresh_term_stats
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        if conn.execute(f"SELECT count(*) FROM {SCHEMA}.term_stats").fetchone()[0]:  # type: ignore[index]
-            return
-        repo_id, space_id = conn.execute(  # type: ignore[misc]
-            f"SELECT repo_id, space_id FROM {SCHEMA}.snapshots LIMIT 1"
-        ).fetchone()
-        t = time.monotonic()
-        refresh_term_stats(conn, repo_id, space_id)
-        postgres.setdefault("phases_seconds", {})["term_stats"] = round(time.monotonic() - t, 1)
-
-
 def warm_cache(url: str) -> None:
     """Read the chunk rows and the snapshot's file list once, as a server that has been
     answering for a while holds them (the first queries after a restart pay the reads).
@@ -329,12 +310,14 @@ def warm_cache(url: str) -> None:
     buffers and leaves the cache as cold as it found it."""
     import psycopg
 
+    from codeqa_lsp.index.pg.schema import SCHEMA
+
     with psycopg.connect(url, autocommit=True) as conn:
         t = time.monotonic()
         for setting in ("enable_seqscan", "enable_bitmapscan", "enable_indexonlyscan"):
             conn.execute(f"SET {setting} = off")
         for table, key in (("chunks", "pk"), ("snapshot_files", "snapshot_id")):
-            conn.execute(f"SELECT count(path) FROM codeqa.{table} WHERE {key} IS NOT NULL")
+            conn.execute(f"SELECT count(path) FROM {SCHEMA}.{table} WHERE {key} IS NOT NULL")
         print(f"cache warmed in {time.monotonic() - t:.0f}s", flush=True)
 
 
@@ -382,16 +365,13 @@ def run(
         commit = os.popen(f"git -C {root} rev-parse HEAD").read().strip()
         server, url = start_server(base / "pgdata", keep is not None, shared_buffers)
         out["shared_buffers"] = shared_buffers
-        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
         if not reuse:
             load(url, root, commit, out, lambda: write_result(name, out, quick))
         else:
             # Query-side changes re-measured on the kept database keep the load phases measured.
-            # A tagged variant (`--tag`) takes them from the untagged run that loaded it.
-            earlier = read_result(name) or read_result(f"pgstore-scale-{chunks}") or {}
+            earlier = read_result(name) or {}
             out["postgres"] = earlier.get("postgres") or {"bytes": sum(pg_size(url).values())}
             out["queries_remeasured"] = True
-            ensure_term_stats(url, out["postgres"])
         warm_cache(url)
         measure_queries(url, root, words, out, quick)
         out["load_after"] = os.getloadavg()

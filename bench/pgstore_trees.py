@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import CACHE_DIR, dir_size_bytes, latency_summary, write_result
 from corpora import QUESTIONS_DIR, SETS, corpus_root, corpus_settings
-from pgstore import git, pg_size
+from pgstore import git, pg_server, pg_size
 
 
 def _tree(name: str, work: Path) -> Path:
@@ -43,7 +43,6 @@ def _tree(name: str, work: Path) -> Path:
 
 
 def run() -> dict[str, Any]:
-    import pgserver
 
     from codeqa_lsp.config import Settings
     from codeqa_lsp.engine import CodeBase
@@ -53,10 +52,7 @@ def run() -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="pgtrees-", dir=CACHE_DIR if CACHE_DIR.exists() else None))
     out: dict[str, Any] = {"load_before": os.getloadavg(), "trees": {}}
     try:
-        server = pgserver.get_server(work / "pgdata", cleanup_mode="delete")
-        socket_dir = server.get_uri().split("host=", 1)[1].split("&", 1)[0]
-        url = f"postgresql://postgres@/postgres?host={socket_dir}"
-        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+        server, url = pg_server(work / "pgdata")
         for name in SETS:
             root = _tree(name, work)
             settings = Settings(embedder="hash").replace(**corpus_settings(name))

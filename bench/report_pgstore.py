@@ -169,7 +169,9 @@ def _scale_lines(docs: dict[str, Doc | None]) -> list[str]:
         return [*lines, "_Not run._", ""]
     for name, doc in runs:
         pg = doc.get("postgres") or {}
-        phases = pg.get("phases_seconds") or {}
+        variant = _variant(name, doc)
+        # A variant re-measures queries on a database another run loaded: no load phases.
+        phases = {} if variant else pg.get("phases_seconds") or {}
         query = doc.get("query") or {}
 
         def pair(name: str, query: Doc = query) -> str:
@@ -179,7 +181,7 @@ def _scale_lines(docs: dict[str, Doc | None]) -> list[str]:
         size = pg.get("bytes") or pg.get("bytes_before_hnsw") or 0
         lines.append(
             f"| {_chunks(docs, name)}"
-            f"{_variant(name, doc)} | "
+            f"{variant} | "
             f"{_seconds(phases, 'load_rows')} | {_seconds(phases, 'load_python')} | "
             f"{_seconds(phases, 'secondary_indexes')} | {_seconds(phases, 'hnsw_build')} | "
             f"{size / 1e6:.0f} | {pair('postgres')} | {pair('pg_bm25')} | {pair('pg_dense')} | "

@@ -17,6 +17,7 @@ import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters, path_spec
+from codeqa_lsp.index.pg.schema import SCHEMA
 
 COLUMNS = (
     "path",
@@ -98,3 +99,21 @@ def path_filter(filters: SearchFilters | None) -> Any:
     if filters is None or not filters.path_globs:
         return None
     return path_spec(filters.path_globs).match_file
+
+
+def keep_matching(
+    ranked: list[tuple[Chunk, float]], matches: Any, limit: int
+) -> list[tuple[Chunk, float]]:
+    """The first `limit` of `ranked` whose path `matches` (`path_filter`; None keeps all)."""
+    if matches is not None:
+        ranked = [(c, s) for c, s in ranked if matches(c.path)]
+    return ranked[:limit]
+
+
+def in_snapshot(snapshot_id: int, alias: str = "c") -> str:
+    """SQL: the row `alias` (a chunk, or a row carrying its path and file_sha) is a version
+    the snapshot holds."""
+    return (
+        f"EXISTS (SELECT 1 FROM {SCHEMA}.snapshot_files sf WHERE sf.snapshot_id = "
+        f"{int(snapshot_id)} AND sf.path = {alias}.path AND sf.sha256 = {alias}.file_sha)"
+    )

@@ -24,6 +24,8 @@ from codeqa_lsp.index.pg.rows import (
     SELECT_COLUMNS,
     chunk_from_row,
     filter_sql,
+    in_snapshot,
+    keep_matching,
     parse_vector,
     path_filter,
     vector_literal,
@@ -55,13 +57,6 @@ RECHECK_SECONDS = 300.0
 READ_DEADLINE_SECONDS = dsn.STATEMENT_TIMEOUT_MS / 1000 + 1
 
 
-def _in_snapshot(snapshot_id: int) -> str:
-    return (
-        f"EXISTS (SELECT 1 FROM {SCHEMA}.snapshot_files sf WHERE sf.snapshot_id = "
-        f"{int(snapshot_id)} AND sf.path = c.path AND sf.sha256 = c.file_sha)"
-    )
-
-
 class SharedSnapshot:
     """One snapshot (repository x commit x embedding space) of the shared index."""
 
@@ -79,7 +74,7 @@ class SharedSnapshot:
         self._checked_at = time.monotonic()
         scope = (
             f"c.repo_id = {self.repo_id} AND c.space_id = {self.space_id} AND "
-            f"{_in_snapshot(self.snapshot_id)}"
+            f"{in_snapshot(self.snapshot_id)}"
         )
         self._scope = scope
         self.text = TextArm(
@@ -313,7 +308,7 @@ class SharedSnapshot:
                 break
             self.widened += 1
         out = [(chunk_from_row(r[1:]), float(r[0])) for r in rows]
-        return _keep(out, matches, limit)
+        return keep_matching(out, matches, limit)
 
     def vectors_by_label(self, labels: Iterable[int]) -> dict[int, np.ndarray]:
         """Stored vectors of some chunks of this snapshot, by vector label (`label_for`)."""
@@ -340,12 +335,6 @@ def _sever(conn: Any) -> None:
             sock.shutdown(socket.SHUT_RDWR)
         finally:
             sock.close()
-
-
-def _keep(ranked: list[tuple[Chunk, float]], matches: Any, limit: int) -> list[tuple[Chunk, float]]:
-    if matches is not None:
-        ranked = [(c, s) for c, s in ranked if matches(c.path)]
-    return ranked[:limit]
 
 
 def open_snapshot(

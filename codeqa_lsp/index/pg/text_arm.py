@@ -33,6 +33,8 @@ from codeqa_lsp.index.pg.rows import (
     SELECT_COLUMNS,
     chunk_from_row,
     filter_sql,
+    in_snapshot,
+    keep_matching,
     path_filter,
 )
 from codeqa_lsp.index.pg.schema import SCHEMA
@@ -75,10 +77,10 @@ class _Candidates:
         )
 
 
-def tsquery_of(terms: Sequence[str]) -> str | None:
-    """Terms OR-ed as `to_tsquery('simple', ...)` input (only plain words: no operators)."""
-    words = list(dict.fromkeys(t.lower() for t in terms if t.isalnum()))
-    return " | ".join(words) if words else None
+def query_words(terms: Sequence[str]) -> tuple[str, ...]:
+    """The distinct plain words of `terms`, lower-cased: what `to_tsquery('simple', ...)` is
+    given OR-ed (no operators), and the key of a kept candidate list."""
+    return tuple(dict.fromkeys(t.lower() for t in terms if t.isalnum()))
 
 
 class TextArm:
@@ -97,24 +99,24 @@ class TextArm:
         self, terms: Sequence[str], limit: int, filters: SearchFilters | None = None
     ) -> list[tuple[Chunk, float]]:
         """The best `limit` chunks of the snapshot for `terms` (BM25 IDF x ts_rank)."""
-        if tsquery_of(terms) is None or limit <= 0:
+        words = query_words(terms)
+        if not words or limit <= 0:
             return []
         matches = path_filter(filters)
         wanted = limit * GLOB_OVERFETCH if matches else limit
         files = FILE_PREFETCH * FILE_FANOUT if filters is None else 0
-        members = self._candidates(terms, wanted, files, filters).members[:wanted]
+        members = self._candidates(words, wanted, files, filters).members[:wanted]
         ranked = [(chunk, score) for _, score, chunk in members if chunk is not None]
-        if matches is not None:
-            ranked = [(c, s) for c, s in ranked if matches(c.path)]
-        return ranked[:limit]
+        return keep_matching(ranked, matches, limit)
 
     def files(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """(path, score) of the best files: the sum of each file's chunks among the snapshot's
         best `limit * FILE_FANOUT` (Postgres holds no whole-file document; the local store's
         `file_fts` is one)."""
-        if tsquery_of(terms) is None or limit <= 0:
+        words = query_words(terms)
+        if not words or limit <= 0:
             return []
-        best = self._candidates(terms, 0, limit * FILE_FANOUT, None).members
+        best = self._candidates(words, 0, limit * FILE_FANOUT, None).members
         totals: dict[str, float] = {}
         for path, score, _ in best[: limit * FILE_FANOUT]:
             totals[path] = totals.get(path, 0.0) + score
@@ -122,20 +124,20 @@ class TextArm:
 
     # -- candidates ---------------------------------------------------------------------
     def _candidates(
-        self, terms: Sequence[str], chunks: int, files: int, filters: SearchFilters | None
+        self, words: tuple[str, ...], chunks: int, files: int, filters: SearchFilters | None
     ) -> _Candidates:
         """Members enough for the best `chunks` chunks (read whole) and `files` scores."""
-        key = (tuple(terms), filters)
+        key = (words, filters)
         with self._lock:
             kept = self._memo.get(key)
             if kept is not None and kept.serves(chunks, files):
                 self._memo.move_to_end(key)
                 return kept
         count = max(chunks, files)
-        found = self._scan(terms, count * CANDIDATE_MARGIN, chunks * CANDIDATE_MARGIN, filters)
+        found = self._scan(words, count * CANDIDATE_MARGIN, chunks * CANDIDATE_MARGIN, filters)
         if not found.serves(chunks, files):
             self.exact_scans += 1
-            found = self._scan(terms, count, chunks, filters, exact=True)
+            found = self._scan(words, count, chunks, filters, exact=True)
         with self._lock:
             self._memo[key] = found
             self._memo.move_to_end(key)
@@ -145,7 +147,7 @@ class TextArm:
 
     def _scan(
         self,
-        terms: Sequence[str],
+        words: Sequence[str],
         count: int,
         read: int,
         filters: SearchFilters | None,
@@ -154,19 +156,15 @@ class TextArm:
     ) -> _Candidates:
         """The best `count` matches by score with their membership in the snapshot, the
         first `read` of them with their chunk; with `exact`, only members are scored."""
-        text = tsquery_of(terms)
-        assert text is not None
-        weights, score, score_args = self._score_sql(text.split(" | "), text)
+        text = " | ".join(words)
+        weights, score, score_args = self._score_sql(words, text)
         where, where_args = filter_sql(filters)
-        member = (
-            f"EXISTS (SELECT 1 FROM {SCHEMA}.snapshot_files sf WHERE sf.snapshot_id = "
-            f"{int(self.snapshot_id)} AND sf.path = {{t}}.path AND sf.sha256 = {{t}}.file_sha)"
-        )
-        inside = f" AND {member.format(t='c')}" if exact else ""
+        inside = f" AND {in_snapshot(self.snapshot_id)}" if exact else ""
         # Scored in the innermost query (top-N by score, no other column read), numbered in
         # the middle one (500 rows), whole rows joined for the first `read` only.
         sql = (
-            f"{weights}SELECT t.score, {'true' if exact else member.format(t='t')}, t.path, "
+            f"{weights}SELECT t.score, {'true' if exact else in_snapshot(self.snapshot_id, 't')}, "
+            f"t.path, "
             f"{SELECT_COLUMNS} FROM (SELECT s.*, row_number() OVER (ORDER BY s.score "
             f"DESC, s.pk) AS n FROM (SELECT c.pk, c.path, c.file_sha, {score} AS score FROM "
             f"{SCHEMA}.chunks c WHERE c.tsv @@ to_tsquery('simple', %s) AND c.repo_id = "
@@ -174,7 +172,6 @@ class TextArm:
             f"BY score DESC, c.pk LIMIT %s) s) t LEFT JOIN {SCHEMA}.chunks c ON c.pk = CASE WHEN "
             "t.n <= %s THEN t.pk END ORDER BY t.n"
         )
-
         rows = self._rows(sql, [*score_args, text, *where_args, count, read])
         members = [
             (r[2], float(r[0]), chunk_from_row(r[3:]) if r[3] is not None else None)
