@@ -245,6 +245,14 @@ def _target_rows(docs: dict[str, Doc | None]) -> list[list[Any]]:
             add(target, f"{r:.2f}× ({fmt(ours[key], 1)} vs {fmt(vc[key], 1)})", r <= limit)
         else:
             add(target, None, None)
+    searches = docs.get("speed-embedders") or {}
+    ratio = searches.get("search_local_over_hash")
+    per_call = searches.get("search_per_call_s") or {}
+    add(
+        "`codeqa search` with the default embedder <= 1.5× `--embedder hash`",
+        f"{ratio:.2f}× ({per_call.get('local')} vs {per_call.get('hash')} s)" if ratio else None,
+        None if ratio is None else ratio <= 1.5,
+    )
     speed = docs.get("speed") or {}
     warm = [
         (f"{tree} · {emb}", dig(runs, "warm", "embedded"))

@@ -37,12 +37,12 @@ from corpora import corpus_root
 
 # (variant, intra-op threads, spinning, batch size); the first is today's default.
 SETTINGS: tuple[tuple[str, int, bool, int], ...] = (
-    ("int8", 2, False, 16),
-    ("int8", 2, True, 16),
-    ("int8", 1, False, 16),
-    ("int8", 2, False, 8),
-    ("int8", 2, False, 32),
+    ("fp32", 2, False, 8),
+    ("fp32", 2, True, 8),
+    ("fp32", 1, False, 8),
     ("fp32", 2, False, 16),
+    ("fp32", 2, False, 32),
+    ("int8", 2, False, 8),
 )
 QUERIES = (
     "how are environment variables read for options",

@@ -40,8 +40,11 @@ DIM = 384
 # chunks are longer than web snippets, so the second half of the window matters.
 DEFAULT_MAX_SEQ_LENGTH = 256
 # Texts per onnxruntime run, after sorting a call's texts by token count (so each batch
-# pads to nearly its own length).
-BATCH_SIZE = 16
+# pads to nearly its own length). Measured 2026-11-25 (idle 2-core Xeon, min of 2 runs,
+# all 581 click/src chunks): fp32 8 -> 69-71, 16 -> 66, 32 -> 63, 64 -> 57 chunks/s (int8
+# 137 / 133 / 117 / 110); 4 is level with 8 and 2 is slower; on 3,000 short CoSQA functions
+# 8 and 16 are level (106/s). Smaller batches pad less and keep the matrices in cache.
+BATCH_SIZE = 8
 # fp32, not int8 (dynamic, one scale per output channel of every weight). Quality decides:
 # issue 13 allows no loss beyond 0.01 on any set, and on the full CoSQA dev set (500 queries,
 # 6,267 functions; bench/quality.py, merged main 2026-11-23 21:58Z) int8 scored dense nDCG@10
