@@ -333,14 +333,25 @@ def run_measured(
         start = time.perf_counter()
         proc = subprocess.Popen(list(cmd), env=full_env, cwd=cwd, stdout=out, stderr=err)
         note = ""
+        # A blocking wait, with a timer to kill: `Popen.wait(timeout=...)` polls with sleeps
+        # of up to 50 ms, which put every wall time on a 50 ms grid (a 0.32 s `codeqa search`
+        # read as 0.32 or 0.37 s at random).
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            timed_out.set()
+            proc.kill()
+
+        killer = threading.Timer(timeout, kill) if timeout is not None else None
         with TreeRssSampler(proc.pid, extra=extra_pids) as sampler:
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            if killer is not None:
+                killer.start()
+            proc.wait()
+            wall = time.perf_counter() - start
+            if killer is not None:
+                killer.cancel()
+            if timed_out.is_set():
                 note = f"\n[bench] killed after {timeout:.0f}s timeout"
-        wall = time.perf_counter() - start
         leftovers = sampler.stop_leftovers()
         if leftovers:
             note += f"\n[bench] stopped {len(leftovers)} leftover process(es) of the command"

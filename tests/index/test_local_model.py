@@ -13,6 +13,7 @@ import pytest
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders import local
 from codeqa_lsp.index.embedders.local import LocalEmbedder, is_available
+from codeqa_lsp.index.embedders.minilm_graph import data_path
 from codeqa_lsp.index.indexer import Indexer
 
 pytestmark = [
@@ -134,13 +135,13 @@ def test_model_stamp_change_re_embeds_once(
 def test_damaged_cached_model_is_rebuilt_not_trusted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A cached model whose bytes changed (same size: it would still parse and embed garbage)
-    fails its checksum, is rebuilt from the bundled weights with a one-line warning, and the
-    vectors come out as before."""
+    """Cached weights whose bytes changed (same size: they would still load and embed
+    garbage) fail their checksum, are rebuilt from the bundled weights with a one-line
+    warning, and the vectors come out as before."""
     cache = tmp_path / "models"
     first = LocalEmbedder(variant="fp32", cache_dir=cache)
     before = first.embed(REFERENCE_SNIPPETS)
-    path = first.cached_model_path()
+    path = data_path(first.cached_model_path())
     data = bytearray(path.read_bytes())
     middle = len(data) // 2
     data[middle : middle + 4096] = bytes(4096)
@@ -150,6 +151,41 @@ def test_damaged_cached_model_is_rebuilt_not_trusted(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "checksum mismatch" in warnings[0] and "\n" not in warnings[0]
     assert np.allclose(after, before, atol=1e-5)
+
+
+def test_a_cache_from_the_one_file_layout_is_rebuilt_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Earlier versions cached one file with one checksum; its manifest is not trusted for
+    the graph + weights pair, so the model is rebuilt once (one warning), then reused."""
+    cache = tmp_path / "models"
+    first = LocalEmbedder(variant="fp32", cache_dir=cache)
+    before = first.embed(REFERENCE_SNIPPETS)
+    path = first.cached_model_path()
+    manifest = path.with_name(path.name + ".json")
+    manifest.write_text('{"sha256": "00", "size": 1, "verified": [1, 2, 3]}')
+    with caplog.at_level(logging.WARNING, logger="codeqa_lsp.index.embedders.local"):
+        after = LocalEmbedder(variant="fp32", cache_dir=cache).embed(REFERENCE_SNIPPETS)
+        again = LocalEmbedder(variant="fp32", cache_dir=cache).embed(REFERENCE_SNIPPETS)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "rebuilding it" in warnings[0]
+    assert np.allclose(after, before, atol=1e-5) and np.allclose(again, before, atol=1e-5)
+
+
+def test_a_question_and_a_batch_get_the_same_vectors() -> None:
+    """A small call runs on the light session (no pre-packed weights, quick to open), a
+    batch on the packed one, which then serves small calls too; the vectors must not depend
+    on which session ran them."""
+    embedder = LocalEmbedder(variant="fp32")
+    question = REFERENCE_SNIPPETS[1]
+    light = embedder.embed([question])
+    assert embedder._session is None and embedder._light_session is not None
+    batch = embedder.embed([*REFERENCE_SNIPPETS, *FILES.values()])
+    assert embedder._session is not None and embedder._light_session is None
+    packed = embedder.embed([question])
+    assert np.allclose(light[0], batch[1], atol=1e-5)
+    assert np.allclose(packed[0], batch[1], atol=1e-5)
+    assert float(light[0] @ reference()[1]) >= MIN_COSINE["fp32"]
 
 
 def test_int8_weights_have_one_scale_per_output_channel() -> None:

@@ -45,6 +45,9 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # 137 / 133 / 117 / 110); 4 is level with 8 and 2 is slower; on 3,000 short CoSQA functions
 # 8 and 16 are level (106/s). Smaller batches pad less and keep the matrices in cache.
 BATCH_SIZE = 8
+# Calls with at most this many texts may run on the light session (see `LocalEmbedder._load`):
+# a search embeds one question; indexing embeds hundreds of chunks at a time.
+LIGHT_CALL_TEXTS = 4
 # fp32, not int8 (dynamic, one scale per output channel of every weight). Quality decides:
 # issue 13 allows no loss beyond 0.01 on any set. Measured in one run (bench/embedders.py,
 # idle 2-core Xeon, 2026-11-25; BENCHMARKS.md "Quality of each variant"): int8 scored CoSQA
@@ -149,24 +152,38 @@ class LocalEmbedder:
         self.model_dir = model_dir or bundled_model_dir()
         self.cache_dir = cache_dir or default_model_cache()
         self._session: Any = None
+        self._light_session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
 
     # -- loading -------------------------------------------------------------------------
-    def _load(self) -> tuple[Any, Any]:
+    def _load(self, texts: int) -> tuple[Any, Any]:
+        """(session, tokenizer) for a call embedding `texts` texts.
+
+        Small calls (a question) use a session without pre-packed weights while the packed
+        one is not open: it opens in 4 ms instead of ~40 and runs a short question in 6-8 ms
+        instead of 3-5 (fresh processes, idle 2-core Xeon, 2026-11-25), so a one-shot
+        `codeqa search` saves ~30 ms; the vectors agree to 1e-6. The first larger call
+        opens the packed session, which then serves every call."""
         with self._lock:
-            if self._session is None:
-                try:
+            try:
+                if self._tokenizer is None:
                     self._tokenizer = self._open_tokenizer()
-                    self._session = self._open_session()
-                except EmbedderError:
-                    raise
-                except Exception as exc:  # broken installs fail in many ways; say so in one line
-                    raise EmbedderError(
-                        f"the local embedder could not load ({INSTALL_HINT}): "
-                        f"{type(exc).__name__}: {exc}"
-                    ) from exc
-            return self._session, self._tokenizer
+                if self._session is None and texts > LIGHT_CALL_TEXTS:
+                    self._session = self._open_session(packed=True)
+                    self._light_session = None
+                if self._session is not None:
+                    return self._session, self._tokenizer
+                if self._light_session is None:
+                    self._light_session = self._open_session(packed=False)
+                return self._light_session, self._tokenizer
+            except EmbedderError:
+                raise
+            except Exception as exc:  # broken installs fail in many ways; say so in one line
+                raise EmbedderError(
+                    f"the local embedder could not load ({INSTALL_HINT}): "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
 
     def _open_tokenizer(self) -> Any:
         from tokenizers import Tokenizer
@@ -180,7 +197,7 @@ class LocalEmbedder:
         tokenizer.enable_truncation(self.max_seq_length)
         return tokenizer
 
-    def _open_session(self) -> Any:
+    def _open_session(self, packed: bool) -> Any:
         path = self.cached_model_path()
         problem = _cached_file_problem(path)
         if problem is not None:
@@ -190,22 +207,23 @@ class LocalEmbedder:
                 )
             self._build(path)
         try:
-            return self._new_session(path)
+            return self._new_session(path, packed)
         except Exception as exc:  # the file checked out but onnxruntime refused it: rebuild once
             log.warning(
                 "cached embedding model %s failed to load (%s); rebuilding it", path.name, exc
             )
             self._build(path)
-            return self._new_session(path)
+            return self._new_session(path, packed)
 
-    def _new_session(self, path: Path) -> Any:
-        """Measured 2026-11-23 (idle, medians of 5, /tmp scripts summarised in BENCHMARKS.md):
-        the session costs 30 ms for int8 and 120 ms for fp32, almost all of it reading the
-        weights. Saving onnxruntime's optimised model (ONNX or ORT format) and opening it with
-        optimisations off saves nothing (int8 26-27 ms, fp32 128-156 ms), because the graph
-        is built with the fused kernels already; so the default level stays and no second
-        file is cached. Two intra-op threads beat one even for one short question (7.7 vs
-        9.5 ms fp32, 6.2 vs 8.2 ms int8)."""
+    def _new_session(self, path: Path, packed: bool) -> Any:
+        """Opening costs 39-42 ms for fp32 and ~20 ms for int8 (fresh processes, idle 2-core
+        Xeon, 2026-11-25), because the weights are external data that onnxruntime maps
+        instead of parsing (114-117 ms for fp32 from one file; `minilm_graph.data_path`).
+        Optimisation level off measured no faster (114 ms: the graph is built with the fused
+        kernels already). Pre-packing off (`packed=False`) opens in 4 ms but makes every
+        forward pass 1.7x slower, so only small calls use it (`_load`). Two intra-op threads
+        beat one even for one short question (7.7 vs 9.5 ms fp32, 6.2 vs 8.2 ms int8,
+        2026-11-23)."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -217,6 +235,8 @@ class LocalEmbedder:
         options.add_session_config_entry(
             "session.intra_op.allow_spinning", "1" if self.spinning else "0"
         )
+        if not packed:
+            options.add_session_config_entry("session.disable_prepacking", "1")
         options.log_severity_level = 3  # no warnings on stderr for every session
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
@@ -249,7 +269,7 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        session, tokenizer = self._load()
+        session, tokenizer = self._load(len(texts))
         encodings = tokenizer.encode_batch(list(texts))
         lengths = np.array([len(e.ids) for e in encodings])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -287,14 +307,22 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _model_files(model: Path) -> tuple[Path, Path]:
+    """The graph file and the weights file beside it (`minilm_graph.data_path`)."""
+    from codeqa_lsp.index.embedders.minilm_graph import data_path
+
+    return model, data_path(model)
+
+
 def _write_manifest(model: Path, build_seconds: float) -> None:
+    files = _model_files(model)
     _store_manifest(
         model,
         {
-            "sha256": _file_sha256(model),
-            "size": model.stat().st_size,
+            "sha256": [_file_sha256(f) for f in files],
+            "size": [f.stat().st_size for f in files],
             "build_seconds": round(build_seconds, 1),
-            "verified": _stat_stamp(model),
+            "verified": [_stat_stamp(f) for f in files],
         },
     )
 
@@ -311,24 +339,27 @@ def _stat_stamp(path: Path) -> list[int]:
 
 
 def _cached_file_problem(model: Path) -> str | None:
-    """Why the cached model cannot be trusted, or None.
+    """Why the cached model (graph + weights files) cannot be trusted, or None.
 
-    The file is hashed in full once (after the build, and again whenever its size, mtime or
+    The files are hashed in full once (after the build, and again whenever a size, mtime or
     inode changed), which catches damage that still parses and would embed garbage
-    silently; an unchanged file is trusted on its stat alone, because hashing the 90 MB
-    fp32 file on every start costs 0.06-0.4 s (measured idle / under load)."""
+    silently; unchanged files are trusted on their stat alone, because hashing the 90 MB
+    fp32 weights on every start costs 0.06-0.4 s (measured idle / under load). A manifest
+    from the one-file layout of earlier versions has no entry per file, so that model is
+    rebuilt once in the new layout (its sizes do not match)."""
+    files = _model_files(model)
     try:
         manifest = json.loads(_manifest_path(model).read_text())
-        if not model.is_file():
+        if not all(f.is_file() for f in files):
             return "missing"
-        stamp = _stat_stamp(model)
-        if stamp[0] != manifest["size"]:
+        stamps = [_stat_stamp(f) for f in files]
+        if [stamp[0] for stamp in stamps] != manifest["size"]:
             return "wrong size"
-        if manifest.get("verified") == stamp:
+        if manifest.get("verified") == stamps:
             return None
-        if _file_sha256(model) != manifest["sha256"]:
+        if [_file_sha256(f) for f in files] != manifest["sha256"]:
             return "checksum mismatch"
-        manifest["verified"] = stamp
+        manifest["verified"] = stamps
         _store_manifest(model, manifest)
     except (OSError, ValueError, KeyError, TypeError):
         return "missing" if not model.exists() else "no valid manifest"

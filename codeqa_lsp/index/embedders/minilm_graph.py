@@ -276,9 +276,21 @@ def build_graph(model_dir: Path) -> Any:
     return model
 
 
+def data_path(model: Path) -> Path:
+    """Where the weights of the model file `model` live: beside it, as ONNX external data.
+
+    Why two files: onnxruntime maps external initializers from disk instead of parsing them
+    out of the protobuf, so opening the fp32 session costs 39-42 ms instead of 114-117 ms
+    (fresh processes, idle 2-core Xeon, 2026-11-25; identical outputs and forward speed).
+    That load is most of what `codeqa search` pays for the local embedder over `hash`."""
+    return model.with_name(model.name + ".data")
+
+
 def build(model_dir: Path, target: Path, variant: str) -> None:
-    """Write the `variant` model for the weights in `model_dir` to `target` (atomically:
-    a crash mid-build leaves no half-written file for the next start to trip on)."""
+    """Write the `variant` model for the weights in `model_dir` to `target` and its weights
+    to `data_path(target)`. Each file is moved into place whole (the weights first), so a
+    crash mid-build leaves no half-written file; the caller's checksums catch a mismatched
+    pair."""
     import onnx
 
     if variant not in VARIANTS:
@@ -310,4 +322,14 @@ def build(model_dir: Path, target: Path, variant: str) -> None:
                 )
             finally:
                 root.setLevel(level)
-        os.replace(result, target)
+        staged = Path(tmp) / target.name
+        onnx.save(
+            onnx.load(str(result)),
+            str(staged),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=data_path(target).name,
+            size_threshold=1024,
+        )
+        os.replace(data_path(staged), data_path(target))
+        os.replace(staged, target)
