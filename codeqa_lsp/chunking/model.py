@@ -83,7 +83,10 @@ class Chunk:
         """What the embedder sees: a header anchoring file and name, then the code.
 
         A later part of a split definition does not start with the signature, so the header
-        carries it: every part is anchored to what it belongs to.
+        carries it: every part is anchored to what it belongs to. Measured against variants
+        (bench/results/ablation-embed-header.json, 2026-11-25): without the path, without
+        the kind, with the symbol spelled as words, or with a method's class summary, the
+        100 questions lose 0.01-0.07 hybrid hit@5 and CoSQA gains nothing.
         """
         header = f"{self.path} · {self.symbol} · {self.kind}"
         if self.part > 0 and self.signature:
