@@ -344,12 +344,14 @@ def _cached_file_problem(model: Path) -> str | None:
     The files are hashed in full once (after the build, and again whenever a size, mtime or
     inode changed), which catches damage that still parses and would embed garbage
     silently; unchanged files are trusted on their stat alone, because hashing the 90 MB
-    fp32 weights on every start costs 0.06-0.4 s (measured idle / under load). A manifest
-    from the one-file layout of earlier versions has no entry per file, so that model is
-    rebuilt once in the new layout (its sizes do not match)."""
+    fp32 weights on every start costs 0.06-0.4 s (measured idle / under load). A model
+    cached by an earlier version (one file, one checksum) is rebuilt once in this layout,
+    under the same name, so no stale 90 MB file is left behind."""
     files = _model_files(model)
     try:
         manifest = json.loads(_manifest_path(model).read_text())
+        if not isinstance(manifest.get("size"), list):
+            return "cached by an earlier version"
         if not all(f.is_file() for f in files):
             return "missing"
         stamps = [_stat_stamp(f) for f in files]
