@@ -175,8 +175,8 @@ def test_a_cache_from_the_one_file_layout_is_rebuilt_once(
 
 def test_a_question_and_a_batch_get_the_same_vectors() -> None:
     """A small call runs on the light session (no pre-packed weights, quick to open), a
-    batch on the packed one, which then serves small calls too; the vectors must not depend
-    on which session ran them."""
+    batch or many small calls on the packed one, which then serves small calls too; the
+    vectors must not depend on which session ran them."""
     embedder = LocalEmbedder(variant="fp32")
     question = REFERENCE_SNIPPETS[1]
     light = embedder.embed([question])
@@ -185,6 +185,13 @@ def test_a_question_and_a_batch_get_the_same_vectors() -> None:
     assert embedder._session is not None and embedder._light_session is None
     packed = embedder.embed([question])
     assert np.allclose(light[0], batch[1], atol=1e-5)
+    # A long-lived process asking many questions moves to the packed session too.
+    asking = LocalEmbedder(variant="fp32")
+    for _ in range(local.LIGHT_CALLS):
+        asking.embed([question])
+    assert asking._session is None
+    asked = asking.embed([question])
+    assert asking._session is not None and np.allclose(asked[0], light[0], atol=1e-5)
     assert np.allclose(packed[0], batch[1], atol=1e-5)
     assert float(light[0] @ reference()[1]) >= MIN_COSINE["fp32"]
 

@@ -48,6 +48,11 @@ BATCH_SIZE = 8
 # Calls with at most this many texts may run on the light session (see `LocalEmbedder._load`):
 # a search embeds one question; indexing embeds hundreds of chunks at a time.
 LIGHT_CALL_TEXTS = 4
+# Small calls served by the light session before a long-lived process (server, MCP, a
+# benchmark) opens the packed one anyway: opening it costs ~40 ms once and saves 2.5-3 ms on
+# every later question (query embedding p50 7.8-9.0 vs 5.8-6.4 ms, bench/speed.py --latency,
+# 2026-11-25), so it pays for itself after about 16 questions.
+LIGHT_CALLS = 16
 # fp32, not int8 (dynamic, one scale per output channel of every weight). Quality decides:
 # issue 13 allows no loss beyond 0.01 on any set. Measured in one run (bench/embedders.py,
 # idle 2-core Xeon, 2026-11-25; BENCHMARKS.md "Quality of each variant"): int8 scored CoSQA
@@ -153,6 +158,7 @@ class LocalEmbedder:
         self.cache_dir = cache_dir or default_model_cache()
         self._session: Any = None
         self._light_session: Any = None
+        self._light_calls = 0
         self._tokenizer: Any = None
         self._lock = threading.Lock()
 
@@ -163,13 +169,18 @@ class LocalEmbedder:
         Small calls (a question) use a session without pre-packed weights while the packed
         one is not open: it opens in 4 ms instead of ~40 and runs a short question in 6-8 ms
         instead of 3-5 (fresh processes, idle 2-core Xeon, 2026-11-25), so a one-shot
-        `codeqa search` saves ~30 ms; the vectors agree to 1e-6. The first larger call
-        opens the packed session, which then serves every call."""
+        `codeqa search` saves ~30 ms; the vectors agree to 1e-6. The first larger call, or
+        the `LIGHT_CALLS`+1-th small one, opens the packed session, which then serves every
+        call."""
         with self._lock:
             try:
                 if self._tokenizer is None:
                     self._tokenizer = self._open_tokenizer()
-                if self._session is None and texts > LIGHT_CALL_TEXTS:
+                if texts <= LIGHT_CALL_TEXTS:
+                    self._light_calls += 1
+                if self._session is None and (
+                    texts > LIGHT_CALL_TEXTS or self._light_calls > LIGHT_CALLS
+                ):
                     self._session = self._open_session(packed=True)
                     self._light_session = None
                 if self._session is not None:
