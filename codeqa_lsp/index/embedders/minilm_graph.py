@@ -298,33 +298,11 @@ def build(model_dir: Path, target: Path, variant: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     model = build_graph(model_dir)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp:
-        fp32 = Path(tmp) / "fp32.onnx"
-        onnx.save(model, str(fp32))
-        del model
-        if variant == "fp32":
-            result = fp32
-        else:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            result = Path(tmp) / "int8.onnx"
-            root = logging.getLogger()
-            level = root.level
-            root.setLevel(logging.ERROR)  # the quantiser logs every tensor on the root logger
-            try:
-                quantize_dynamic(
-                    str(fp32),
-                    str(result),
-                    per_channel=True,
-                    weight_type=QuantType.QInt8,
-                    # The fused contrib ops carry no inferred output types; without a
-                    # default the quantiser refuses the graph.
-                    extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-                )
-            finally:
-                root.setLevel(level)
+        if variant == "int8":
+            model = _quantized(model, Path(tmp))
         staged = Path(tmp) / target.name
         onnx.save(
-            onnx.load(str(result)),
+            model,
             str(staged),
             save_as_external_data=True,
             all_tensors_to_one_file=True,
@@ -333,3 +311,29 @@ def build(model_dir: Path, target: Path, variant: str) -> None:
         )
         os.replace(data_path(staged), data_path(target))
         os.replace(staged, target)
+
+
+def _quantized(model: Any, tmp: Path) -> Any:
+    """The int8 variant of the fp32 `model`: onnxruntime's dynamic quantisation, one weight
+    scale per output channel (the quantiser works on files, so it goes through `tmp`)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fp32, int8 = tmp / "fp32.onnx", tmp / "int8.onnx"
+    onnx.save(model, str(fp32))
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantiser logs every tensor on the root logger
+    try:
+        quantize_dynamic(
+            str(fp32),
+            str(int8),
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            # The fused contrib ops carry no inferred output types; without a default the
+            # quantiser refuses the graph.
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
+    finally:
+        root.setLevel(level)
+    return onnx.load(str(int8))
