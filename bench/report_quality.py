@@ -25,6 +25,8 @@ def quality_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[
         "",
         machine_line(quality),
     ]
+    if quality and quality.get("baseline_note"):
+        lines += ["", f"_{quality['baseline_note']}_"]
     if peers and peers.get("quality"):
         lines.append(f"VectorCode {peers.get('version', '?')}: " + machine_line(peers))
     lines += [
