@@ -37,6 +37,7 @@ from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate
+from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_score
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
 from codeqa_lsp.retrieval.priors import QueryPriors, is_non_code, path_kind
@@ -77,6 +78,8 @@ SYMBOL_BOOST = 0.5
 FILE_CANDIDATES = 50
 FILE_LIFT = 10
 LIFT_CHUNKS_PER_FILE = 2
+# Chunks holding a quoted message's (or a raised error's) words that join the candidates.
+LITERAL_CANDIDATES = 20
 # A ranking whose first results are all non-code files (LICENSE, CI, changelog) is not
 # confident, whatever their scores.
 NON_CODE_HEAD = 3
@@ -127,10 +130,17 @@ class HybridSearcher:
         limit = max(CANDIDATES, top_k)
         arms = self._run_arms(query, limit, filters, mode, coverage)
         info = analyze(query)
+        named_exists = False  # the query names a definition the index has (confidence)
 
         if mode == "hybrid":
-            ranked, exact_ids = self._hybrid(info, arms, filters)
-            ranked = self._second_stage(query, ranked, arms, filters)
+            # A pasted issue quotes code and output everywhere; literals are a question's
+            # evidence (`literals.py` has the measurement).
+            literals = NO_LITERALS if arms.long_query else find_literals(query, info.identifiers)
+            ranked, exact_ids = self._hybrid(info, arms, filters, literals)
+            ranked = self._second_stage(query, ranked, arms, filters, literals)
+            named_exists = bool(exact_ids) or any(
+                self._definitions(name, filters) for name in literals.raised
+            )
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 ranked = members_of_strong_owners(ranked)
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
@@ -141,7 +151,7 @@ class HybridSearcher:
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
 
         hits = _hits(ranked[:top_k], arms, exact_ids)
-        verdict = self._verdict(query, arms, mode, ranked, exact_ids)
+        verdict = self._verdict(query, arms, mode, ranked, named_exists)
         if not hits:
             verdict = type(verdict)(False, verdict.reason or "no results")
         return SearchResponse(
@@ -158,7 +168,7 @@ class HybridSearcher:
         arms: _Arms,
         mode: SearchMode,
         ranked: list[tuple[Chunk, float]],
-        exact_ids: set[str],
+        named_exists: bool,
     ) -> Verdict:
         """Confidence from code evidence only: a LICENSE, CI file or changelog that matches
         best never makes a question about behaviour confident (unless it asks about them,
@@ -186,7 +196,7 @@ class HybridSearcher:
             top_bm25=top_bm25,
             top_cosine=top_cosine,
             floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
-            exact_symbol=bool(exact_ids),
+            exact_symbol=named_exists,
         )
 
     # -- arms --------------------------------------------------------------------------------
@@ -286,7 +296,7 @@ class HybridSearcher:
 
     # -- fusion and the fast path --------------------------------------------------------------
     def _hybrid(
-        self, info: QueryInfo, arms: _Arms, filters: SearchFilters | None
+        self, info: QueryInfo, arms: _Arms, filters: SearchFilters | None, literals: Literals
     ) -> tuple[list[tuple[Chunk, float]], set[str]]:
         chunks = {c.id: c for c, _ in arms.bm25}
         chunks.update({c.id: c for c, _ in arms.dense or []})
@@ -298,7 +308,13 @@ class HybridSearcher:
         fused = fuse(lists, config)
         # -- structure hook (retrieval/graph.py): declarations below implementations, graph
         fused = structure.adjust(self.indexer, info, fused, chunks)
-        named = self._named_definitions(info, filters)
+        # An error the question says is raised is asked about where it is raised, not where
+        # its class is defined (`literals.py`).
+        named = [
+            c
+            for c in self._named_definitions(info, filters)
+            if c.symbol.rsplit(".", 1)[-1] not in literals.raised
+        ]
         if not named:
             return [(chunks[i], s) for i, s in fused], set()
         for chunk in named:
@@ -326,8 +342,10 @@ class HybridSearcher:
         ranked: list[tuple[Chunk, float]],
         arms: _Arms,
         filters: SearchFilters | None,
+        literals: Literals = NO_LITERALS,
     ) -> list[tuple[Chunk, float]]:
-        """File-level evidence and mentions, then the feature reranker (`rerank.py`)."""
+        """File-level evidence, mentions and literals, then the feature reranker
+        (`rerank.py`)."""
         files = normalized_files(self.indexer.file_bm25(arms.terms, FILE_CANDIDATES))
         evidence = self._evidence(query)
         present = {c.path for c, _ in ranked}
@@ -335,10 +353,15 @@ class HybridSearcher:
         wanted = [p for p in dict.fromkeys([*evidence.paths, *strong]) if p not in present]
         candidates = list(ranked)
         known = {c.id for c, _ in candidates}
-        for chunk in self._lifted(wanted, arms.terms, evidence, filters):
+        lifted = self._lifted(wanted, arms.terms, evidence, filters)
+        if literals:
+            terms = query_terms(" ".join(literals.search_terms()))
+            lifted += [c for c, _ in self.indexer.bm25_terms(terms, LITERAL_CANDIDATES, filters)]
+        for chunk in lifted:
             if chunk.id not in known:
                 known.add(chunk.id)
                 candidates.append((chunk, 0.0))
+        held = {c.id: literal_score(c.text, literals) for c, _ in candidates} if literals else {}
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
         priors = QueryPriors(query, long_query=arms.long_query)
         # Short questions want a definition: the file term counts only the rest of its file
@@ -348,7 +371,8 @@ class HybridSearcher:
             if arms.long_query
             else self.indexer.file_sizes(list({c.path for c, _ in candidates if c.path in files}))
         )
-        return rerank(candidates, files, evidence, priors, weights, sizes)
+        held = {doc: share for doc, share in held.items() if share > 0}
+        return rerank(candidates, files, evidence, priors, weights, sizes, held)
 
     def _short_weights(self, arms: _Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the

@@ -1,0 +1,120 @@
+"""Literal evidence (`literals.py`): quoted or pasted messages and raised errors, alone and
+through the real pipeline (real SQLite FTS5, hnswlib, the `hash` embedder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeqa_lsp.retrieval.literals import find_literals, literal_score
+from tests.retrieval.searchers import hash_searcher
+
+FILES = {
+    "pkg/units.py": '''
+"""Units and their scales."""
+
+
+class UnitConversionError(ValueError):
+    """Raised when two units measure different things, such as metres and seconds."""
+
+
+class Unit:
+    """A named unit with a scale relative to its base unit."""
+
+    def __init__(self, name, scale, base):
+        self.name = name
+        self.scale = scale
+        self.base = base
+
+    def describe(self):
+        """A unit and the base unit it converts to, for error messages and reprs."""
+        return f"{self.name} converts to {self.base} by scale {self.scale}"
+
+    def scale_to(self, other):
+        """The factor from this unit to `other`."""
+        if other.base != self.base:
+            raise UnitConversionError(f"cannot convert {self.name} to {other.name}")
+        return self.scale / other.scale
+''',
+    "pkg/tables.py": '''
+"""Tables read from delimited text."""
+
+
+def read_table(path, delimiter=","):
+    """Read a delimited file into rows; every row must have as many cells as the header."""
+    rows = [line.split(delimiter) for line in open(path)]
+    for number, row in enumerate(rows[1:], 2):
+        if len(row) != len(rows[0]):
+            raise ValueError(f"Row {number} has {len(row)} cells where the header has ...")
+    return rows
+
+
+def header_cells(path, delimiter=","):
+    """The header row's cells: the row every other row is checked against."""
+    with open(path) as handle:
+        return handle.readline().split(delimiter)
+''',
+}
+
+
+def test_quoted_messages_need_several_words_with_spaces() -> None:
+    literals = find_literals(
+        "Where is 'Got unexpected extra argument(s)' raised, and what does '--dry-run' or "
+        "'trust proxy' do?",
+        [],
+    )
+    assert literals.messages == ((("got", "unexpected", "extra", "argument", "s"),),)
+
+
+def test_an_ellipsis_splits_a_message_into_fragments() -> None:
+    literals = find_literals('Where does "Row ... has too few cells" come from?', [])
+    assert literals.messages == ((("row",), ("has", "too", "few", "cells")),)
+
+
+def test_a_pasted_error_line_is_a_message() -> None:
+    query = (
+        "Traceback (most recent call last):\nValueError: Row 3 has 2 cells where the header has 4"
+    )
+    literals = find_literals(query, [])
+    words = ("row", "3", "has", "2", "cells", "where", "the", "header", "has", "4")
+    assert literals.messages == ((words,),)
+
+
+def test_raised_names_are_those_next_to_a_raise_verb() -> None:
+    near = find_literals("Where is UnitConversionError raised?", ["UnitConversionError"])
+    assert near.raised == ("UnitConversionError",)
+    far = find_literals(
+        "Why is the scale thrown away when converting between units of a Unit group that "
+        "share a base, instead of a UnitConversionError?",
+        ["UnitConversionError"],
+    )
+    assert far.raised == ()
+    lowercase = find_literals("where is scale_to raised from", ["scale_to"])
+    assert lowercase.raised == ()
+
+
+def test_literal_score_tolerates_formatting_and_finds_raise_statements() -> None:
+    message = find_literals("Where is 'Got unexpected extra argument(s)' raised?", [])
+    code = 'raise UsageError(ngettext("Got unexpected extra argument ({args})", ...))'
+    assert literal_score(code, message) == 0.8  # four of its five words in one run
+    assert literal_score("extra arguments were unexpected; got none", message) == 0.0
+    raised = find_literals(
+        "When does a Subject throw ObjectUnsubscribedError?", ["ObjectUnsubscribedError"]
+    )
+    assert literal_score("if (this.closed) { throw new ObjectUnsubscribedError(); }", raised)
+    assert literal_score("raise errors.ObjectUnsubscribedError('closed')", raised) == 1.0
+    assert not literal_score("class ObjectUnsubscribedError extends Error {}", raised)
+
+
+def test_a_raised_error_ranks_its_raiser_above_its_class(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, FILES) as searcher:
+        response = searcher.search("Where is UnitConversionError raised?")
+    assert response.hits[0].chunk.symbol == "Unit.scale_to"
+    # The question names a definition the code has: as confident as one that asks for it.
+    assert response.confident, response.reason
+
+
+def test_a_quoted_message_ranks_the_code_that_writes_it_first(tmp_path: Path) -> None:
+    question = "Where does the 'Row ... has ... cells where the header has' error come from?"
+    with hash_searcher(tmp_path, FILES) as searcher:
+        hits = searcher.search(question).hits
+    assert hits[0].chunk.symbol == "read_table"
