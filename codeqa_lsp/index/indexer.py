@@ -34,6 +34,7 @@ import platformdirs
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders import CountingEmbedder, Embedder, EmbedderError, create_embedder
+from codeqa_lsp.index.embedders.base import window_texts
 from codeqa_lsp.index.embedders.cache import EmbeddingCache
 from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
 from codeqa_lsp.index.reads import IndexReads
@@ -46,7 +47,7 @@ from codeqa_lsp.index.store import (
     label_for,
 )
 from codeqa_lsp.index.vector_saves import VectorSaves
-from codeqa_lsp.index.vectors import VectorStore
+from codeqa_lsp.index.vectors import VectorStore, window_label
 
 log = logging.getLogger(__name__)
 
@@ -339,10 +340,13 @@ class Indexer(IndexReads):
         return embedded
 
     def _embed_and_add(self, chunks: Sequence[Chunk]) -> int:
-        """Vectors for `chunks` (cache first, then the model); returns texts sent to the model."""
+        """Vectors for `chunks` (cache first, then the model), one per window of a chunk
+        longer than the embedder's (`embedders/windows.py`); returns how many chunks had a
+        text sent to the model."""
         if not chunks:
             return 0
-        texts = [c.embed_text() for c in chunks]
+        groups = window_texts(self.embedder, [c.embed_text() for c in chunks])
+        texts = [text for group in groups for text in group]
         vectors = self.cache.get_many(texts, self.embedder.dim)
         misses = [i for i, v in enumerate(vectors) if v is None]
         for start in range(0, len(misses), EMBED_BATCH):
@@ -351,14 +355,19 @@ class Indexer(IndexReads):
             self.cache.put_many([texts[i] for i in group], fresh)
             for i, vector in zip(group, fresh, strict=True):
                 vectors[i] = vector
+        owners = [n for n, group in enumerate(groups) for _ in group]
+        windows = [w for group in groups for w in range(len(group))]
         labels = [label_for(c.id) for c in chunks]
         with self.store.write_lock:
             # A concurrent update may have replaced some of these chunks meanwhile.
             present = self.store.existing_labels(labels)
-            keep = [i for i, label in enumerate(labels) if label in present]
+            keep = [i for i, owner in enumerate(owners) if labels[owner] in present]
             if keep:
-                self.vectors.add([labels[i] for i in keep], np.stack([vectors[i] for i in keep]))  # type: ignore[misc]
-        return len(misses)
+                self.vectors.add(
+                    [window_label(labels[owners[i]], windows[i]) for i in keep],
+                    np.stack([vectors[i] for i in keep]),  # type: ignore[misc]
+                )
+        return len({owners[i] for i in misses})
 
     def _sync_files(
         self, paths: Sequence[str], texts: Sequence[str | None]

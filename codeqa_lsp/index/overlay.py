@@ -416,15 +416,18 @@ class OverlayIndexer:
         )
         return _merge(local, shared, limit)
 
-    def vectors_for(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
-        """For the search's cosine completion: a chunk's local vector when it has one, else
-        the shared one, else None."""
-        out = self.local.vectors_for(chunk_ids)
+    def cosines_for(self, chunk_ids: Sequence[str], vector: np.ndarray) -> list[float | None]:
+        """For the search's cosine completion: a chunk's local cosine when it has a local
+        vector, else the shared vector's, else None."""
+        out = self.local.cosines_for(chunk_ids, vector)
         missing = [label_for(i) for i, v in zip(chunk_ids, out, strict=True) if v is None]
         if missing:
             found = self._shared_call(lambda s: s.vectors_by_label(missing), {})
+            query = np.asarray(vector, dtype=np.float32)
             out = [
-                v if v is not None else found.get(label_for(i))
+                v
+                if v is not None or label_for(i) not in found
+                else float(found[label_for(i)] @ query)
                 for v, i in zip(out, chunk_ids, strict=True)
             ]
         return out

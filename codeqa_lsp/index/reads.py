@@ -95,10 +95,11 @@ class IndexReads:
         vector.setflags(write=False)  # shared by every caller through the cache
         return vector
 
-    def vectors_for(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
-        """The stored vector of each chunk, None for one not embedded yet (progressive
-        indexing): lets a search score candidates the dense arm did not return."""
-        return self.vectors.vectors_or_none([label_for(i) for i in chunk_ids])
+    def cosines_for(self, chunk_ids: Sequence[str], vector: np.ndarray) -> list[float | None]:
+        """Each chunk's cosine with `vector` (its best window's), None for one not embedded
+        yet (progressive indexing): lets a search score candidates the dense arm did not
+        return."""
+        return self.vectors.best_cosines([label_for(i) for i in chunk_ids], vector)
 
     def dense(
         self, query: str, limit: int, filters: SearchFilters | None = None

@@ -7,6 +7,12 @@ embedder finds its vectors still there):
     vectors.<space>.json                the commit record: which generation is current, its
                                         size and sha256, the deleted labels, the identity
 
+A chunk longer than the embedder's window has extra vectors, one per later window of its
+text (`embedders/local.py`, `windows`), under `window_label(label, w)`: the chunk's 60-bit
+label (`store.label_for`) with the window number above it. Every read speaks of chunks: the
+count, the live labels and deletions are by chunk label (deleting a chunk deletes its
+windows), and a query scores each chunk by its best window.
+
 A save writes a new generation file (fsync), then replaces `vectors.json` atomically (temp
 file, fsync, rename, fsync of the directory), then deletes the previous generation. A crash
 at any point leaves `vectors.json` naming a complete, checksummed file: the old index or the
@@ -42,6 +48,19 @@ EF_SEARCH_MIN = 64
 COMPACT_SHARE = 0.25  # rebuild the graph when this share of its labels is deleted
 COMPACT_MIN = 256
 BRUTE_FORCE_MAX = 4096  # filtered queries over fewer candidates are scored exactly
+WINDOW_SHIFT = 60  # chunk labels are 60 bits (`store.label_for`); window numbers sit above
+BASE_MASK = (1 << WINDOW_SHIFT) - 1
+MAX_WINDOWS = 8  # window numbers a chunk may use, 0 (its own label) to 7
+
+
+def window_label(label: int, window: int) -> int:
+    """The label of window `window` (1, 2, ...) of the chunk labelled `label`."""
+    return label | (window << WINDOW_SHIFT)
+
+
+def chunk_label(label: int) -> int:
+    """The chunk a (window) label belongs to."""
+    return label & BASE_MASK
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -131,7 +150,8 @@ class VectorStore:
         self._lock_path = directory / f"{self.prefix}.lock"
         self._lock = threading.RLock()
         self._deleted: set[int] = set()
-        self._live: set[int] = set()
+        self._live: set[int] = set()  # chunk and window labels
+        self._extra: set[int] = set()  # the live window labels
         self._index = self._new_index(INITIAL_CAPACITY)
         self._generation = 0
         self.dirty = False
@@ -183,6 +203,7 @@ class VectorStore:
             self._generation = generation
             self._deleted = deleted
             self._live = {int(x) for x in index.get_ids_list()} - deleted
+            self._extra = {label for label in self._live if label > BASE_MASK}
             self.dirty = False
         self._remove_stale_files(keep=path.name)
         return None
@@ -191,7 +212,7 @@ class VectorStore:
         log.warning("discarding saved vectors in %s: %s", self.directory, reason)
         with self._lock:
             self._index = self._new_index(INITIAL_CAPACITY)
-            self._deleted, self._live = set(), set()
+            self._deleted, self._live, self._extra = set(), set(), set()
             self.dirty = True
         with contextlib.suppress(OSError):
             (self.pointer).unlink(missing_ok=True)
@@ -295,56 +316,85 @@ class VectorStore:
                 np.asarray(vectors, dtype=np.float32), np.asarray(label_list, dtype=np.uint64)
             )
             self._live.update(label_list)
+            self._extra.update(label for label in label_list if label > BASE_MASK)
             self._deleted.difference_update(label_list)
             self.dirty = True
 
     def delete(self, labels: Iterable[int]) -> int:
+        """Delete chunks (with their windows); returns how many of `labels` were live."""
         removed = 0
         with self._lock:
             for label in labels:
-                if label in self._live:
-                    self._index.mark_deleted(int(label))
-                    self._live.discard(label)
-                    self._deleted.add(label)
-                    removed += 1
+                if label not in self._live:
+                    continue
+                removed += 1
+                for gone in [label, *self._windows_of(label)]:
+                    self._index.mark_deleted(int(gone))
+                    self._live.discard(gone)
+                    self._extra.discard(gone)
+                    self._deleted.add(gone)
             if removed:
                 self.dirty = True
         return removed
 
+    def _windows_of(self, label: int) -> list[int]:
+        if not self._extra or label > BASE_MASK:
+            return []
+        found = (window_label(label, w) for w in range(1, MAX_WINDOWS))
+        return [w for w in found if w in self._extra]
+
     # -- reads ---------------------------------------------------------------------------
     def live_labels(self) -> set[int]:
+        """The labels of the chunks that have vectors (windows not listed)."""
         with self._lock:
-            return set(self._live)
+            return set(self._live - self._extra)
 
     def __len__(self) -> int:
-        return len(self._live)
+        """Chunks with vectors."""
+        return len(self._live) - len(self._extra)
 
     def query(
         self, vector: np.ndarray, k: int, allowed: set[int] | None = None
     ) -> list[tuple[int, float]]:
-        """Nearest labels by cosine similarity (best first), restricted to `allowed`."""
+        """Nearest chunks by cosine similarity, best first, restricted to the chunk labels
+        `allowed`; a chunk with windows scores by its best one."""
         query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
         with self._lock:
-            candidates = self._live if allowed is None else self._live & allowed
-            k = min(k, len(candidates))
+            if allowed is None:
+                candidates, chunks = self._live, len(self)
+            else:
+                own = self._live & allowed
+                windows = [w for label in own for w in self._windows_of(label)]
+                candidates, chunks = (own | set(windows) if windows else own), len(own)
+            k = min(k, chunks)
             if k <= 0:
                 return []
             if allowed is not None and len(candidates) <= BRUTE_FORCE_MAX:
-                return self._exact(query, sorted(candidates), k)
+                ranked = self._exact(query, sorted(candidates), len(candidates))
+                return _best_per_chunk(ranked, k)
             keep: Callable[[int], bool] | None = (
                 None if allowed is None else candidates.__contains__
             )
-            self._index.set_ef(max(EF_SEARCH_MIN, 2 * k))
-            while k > 0:
-                try:
-                    labels, distances = self._index.knn_query(
-                        query, k=k, num_threads=1, filter=keep
-                    )
-                    break
-                except RuntimeError:  # fewer reachable results than k: ask for fewer
-                    k //= 2
-            else:
-                return []
+            # Windows of one chunk can crowd the raw list: ask for more until k chunks remain.
+            wanted = k if not self._extra else min(len(candidates), 2 * k)
+            while True:
+                best = _best_per_chunk(self._knn(query, wanted, keep), k)
+                if len(best) >= k or wanted >= min(len(candidates), MAX_WINDOWS * k):
+                    return best
+                wanted = min(len(candidates), 2 * wanted)
+
+    def _knn(
+        self, query: np.ndarray, k: int, keep: Callable[[int], bool] | None
+    ) -> list[tuple[int, float]]:
+        self._index.set_ef(max(EF_SEARCH_MIN, 2 * k))
+        while k > 0:
+            try:
+                labels, distances = self._index.knn_query(query, k=k, num_threads=1, filter=keep)
+                break
+            except RuntimeError:  # fewer reachable results than k: ask for fewer
+                k //= 2
+        else:
+            return []
         return [
             (int(label), float(1.0 - d)) for label, d in zip(labels[0], distances[0], strict=True)
         ]
@@ -361,19 +411,34 @@ class VectorStore:
         with self._lock:
             return np.asarray(self._index.get_items(labels), dtype=np.float32)
 
-    def vectors_or_none(self, labels: list[int]) -> list[np.ndarray | None]:
-        """Stored vectors by label, None for a label without one (not embedded yet, or
-        deleted): hnswlib raises for the whole batch then, so fall back to one by one."""
-        try:
-            return list(self.get_vectors(labels))
-        except RuntimeError:
-            rows: list[np.ndarray | None] = []
-            for label in labels:
-                try:
-                    rows.append(self.get_vectors([label])[0])
-                except RuntimeError:
-                    rows.append(None)
-            return rows
+    def best_cosines(self, labels: list[int], vector: np.ndarray) -> list[float | None]:
+        """Per chunk label, the cosine of its best window with `vector` (the query's); None
+        for a chunk without a vector (not embedded yet, or deleted)."""
+        query = np.asarray(vector, dtype=np.float32)
+        norm = max(float(np.linalg.norm(query)), 1e-12)
+        with self._lock:
+            rows = [[label, *self._windows_of(label)] for label in labels]
+            flat = [x for row in rows for x in row if x in self._live]
+            if not flat:
+                return [None] * len(labels)
+            vectors = np.asarray(self._index.get_items(flat), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1)
+        norms[norms == 0] = 1.0
+        scores = dict(zip(flat, (vectors @ query) / norms / norm, strict=True))
+        return [
+            max(float(scores[x]) for x in row if x in scores) if row[0] in scores else None
+            for row in rows
+        ]
+
+
+def _best_per_chunk(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+    """(label, score) best first → (chunk label, its best score) best first, at most k."""
+    out: dict[int, float] = {}
+    for label, score in ranked:
+        out.setdefault(chunk_label(label), score)
+        if len(out) >= k:
+            break
+    return list(out.items())
 
 
 def _describe(identity: dict[str, str | int]) -> str:

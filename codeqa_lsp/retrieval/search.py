@@ -286,13 +286,8 @@ class HybridSearcher:
         vector = self.indexer.embed_query(query) if missing else None
         if vector is None:
             return {}
-        found: dict[str, float] = {}
-        for chunk, row in zip(
-            missing, self.indexer.vectors_for([c.id for c in missing]), strict=True
-        ):
-            if row is not None:
-                found[chunk.id] = float(row @ vector)
-        return found
+        cosines = self.indexer.cosines_for([c.id for c in missing], vector)
+        return {c.id: s for c, s in zip(missing, cosines, strict=True) if s is not None}
 
     # -- fusion and the fast path --------------------------------------------------------------
     def _hybrid(

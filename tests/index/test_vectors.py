@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codeqa_lsp.index.vectors import VectorStore
+from codeqa_lsp.index.vectors import VectorStore, window_label
 
 IDENTITY = {"embedder": "hash", "model": "m"}
 
@@ -113,3 +113,38 @@ def test_pointer_claiming_another_identity_is_discarded(tmp_path: Path) -> None:
     loaded = _store(tmp_path)
     reason = loaded.load()
     assert reason is not None and "embedder changed" in reason and len(loaded) == 0
+
+
+def test_windows_belong_to_their_chunk_in_every_read(tmp_path: Path) -> None:
+    """A long chunk's later windows (`window_label`) are stored beside its own vector, but
+    counts, live labels, queries and cosines all speak of chunks."""
+    store = _store(tmp_path)
+    vectors = _unit(6, seed=3)
+    store.add([1, 2, 3], vectors[:3])
+    store.add([window_label(2, 1), window_label(2, 2), window_label(3, 1)], vectors[3:])
+    assert len(store) == 3 and store.live_labels() == {1, 2, 3}
+    # A query close to chunk 2's second window finds chunk 2, by that window's score, once.
+    ranked = store.query(vectors[4], 3)
+    assert ranked[0][0] == 2 and ranked[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert sorted(label for label, _ in ranked) == [1, 2, 3]
+    assert store.query(vectors[5], 1, allowed={3})[0] == (3, pytest.approx(1.0, abs=1e-5))
+    best = store.best_cosines([1, 2, 99], vectors[4])
+    assert best[0] == pytest.approx(float(vectors[0] @ vectors[4]), abs=1e-5)
+    assert best[1] == pytest.approx(1.0, abs=1e-5) and best[2] is None
+    store.save()
+    loaded = _store(tmp_path)
+    assert loaded.load() is None and len(loaded) == 3 and loaded.live_labels() == {1, 2, 3}
+    # Deleting a chunk deletes its windows: nothing answers for chunk 2 any more.
+    assert loaded.delete([2]) == 1
+    assert len(loaded) == 2 and all(label != 2 for label, _ in loaded.query(vectors[4], 2))
+    assert loaded.best_cosines([2], vectors[4]) == [None]
+
+
+def test_a_query_returns_k_chunks_when_windows_crowd_the_nearest(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    base = _unit(1, seed=5)[0]
+    near = base + 0.01 * _unit(7, seed=6)  # seven windows of chunk 1 all next to the query
+    store.add([1, *(window_label(1, w) for w in range(1, 7))], near[:7])
+    store.add(range(2, 40), _unit(38, seed=7))
+    ranked = store.query(base, 5)
+    assert len(ranked) == 5 and len({label for label, _ in ranked}) == 5 and ranked[0][0] == 1

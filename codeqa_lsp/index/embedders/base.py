@@ -35,6 +35,13 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+def window_texts(embedder: object, texts: Sequence[str]) -> list[list[str]]:
+    """Per text, what to embed for it: the text alone, or with its later windows when the
+    embedder reads a bounded window and says how to cut one (`LocalEmbedder.windows`)."""
+    windows = getattr(embedder, "windows", None)
+    return [[text] for text in texts] if windows is None else windows(texts)
+
+
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     """Row-normalize to unit length; all-zero rows stay zero instead of becoming NaN."""
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -56,6 +63,9 @@ class CountingEmbedder:
         self.dim = inner.dim
         self.calls = 0
         self.texts = 0
+
+    def windows(self, texts: Sequence[str]) -> list[list[str]]:
+        return window_texts(self.inner, texts)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -126,10 +126,13 @@ def unusable_reason(model_dir: Path | None = None) -> str | None:
 
 def model_stamp(max_seq_length: int, variant: str) -> str:
     """The vector space's identity: the model, the truncation length, the runtime's
-    numerics (variant + graph builder). Any change re-embeds existing indexes once."""
+    numerics (variant + graph builder), the windows of long chunks. Any change re-embeds
+    existing indexes once."""
     from codeqa_lsp.index.embedders.minilm_graph import BUILDER_VERSION
+    from codeqa_lsp.index.embedders.windows import WINDOW_STRIDE, WINDOWS
 
-    return f"{MODEL_NAME}@{max_seq_length}+onnx-{variant}-v{BUILDER_VERSION}"
+    windows = f"+w{WINDOWS}x{WINDOW_STRIDE}"
+    return f"{MODEL_NAME}@{max_seq_length}+onnx-{variant}-v{BUILDER_VERSION}{windows}"
 
 
 class LocalEmbedder:
@@ -163,6 +166,7 @@ class LocalEmbedder:
         self._light_session: Any = None
         self._light_calls = 0
         self._tokenizer: Any = None
+        self._whole_tokenizer: Any = None  # no truncation: for cutting windows
         self._lock = threading.Lock()
 
     # -- loading -------------------------------------------------------------------------
@@ -280,6 +284,30 @@ class LocalEmbedder:
         log.info("built %s in %.1f s", path.name, time.monotonic() - started)
 
     # -- embedding -----------------------------------------------------------------------
+    def windows(self, texts: Sequence[str]) -> list[list[str]]:
+        """Per text, the texts to embed for it: itself, then its later windows when it is
+        longer than the model's window (`windows.py`)."""
+        from codeqa_lsp.index.embedders.windows import window_texts
+
+        with self._lock:
+            try:
+                if self._whole_tokenizer is None:
+                    tokenizer = self._open_tokenizer()
+                    tokenizer.no_truncation()
+                    self._whole_tokenizer = tokenizer
+            except EmbedderError:
+                raise
+            except Exception as exc:
+                raise EmbedderError(
+                    f"the local embedder could not load ({INSTALL_HINT}): "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+        encodings = self._whole_tokenizer.encode_batch(list(texts))
+        return [
+            window_texts(text, e.offsets, self.max_seq_length)
+            for text, e in zip(texts, encodings, strict=True)
+        ]
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

