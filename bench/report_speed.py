@@ -73,6 +73,9 @@ def speed_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[st
     )
     if vc and not vc["same_run"]:
         lines += ["_VectorCode's row comes from `peers.json`, not from the same run as ours._", ""]
+    note = (docs.get("speed-vectorcode") or {}).get("note")
+    if note:
+        lines += [f"_{note}_", ""]
     if "index_click" in plots:
         lines += [f"![click/src index]({plots['index_click']})", ""]
     lines += _large(speed) + _warm(speed) + _did_save(speed)
