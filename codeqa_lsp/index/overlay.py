@@ -420,15 +420,14 @@ class OverlayIndexer:
         """For the search's cosine completion: a chunk's local cosine when it has a local
         vector, else the shared vector's, else None."""
         out = self.local.cosines_for(chunk_ids, vector)
-        missing = [label_for(i) for i, v in zip(chunk_ids, out, strict=True) if v is None]
+        labels = [label_for(i) for i in chunk_ids]
+        missing = [label for label, v in zip(labels, out, strict=True) if v is None]
         if missing:
             found = self._shared_call(lambda s: s.vectors_by_label(missing), {})
             query = np.asarray(vector, dtype=np.float32)
             out = [
-                v
-                if v is not None or label_for(i) not in found
-                else float(found[label_for(i)] @ query)
-                for v, i in zip(out, chunk_ids, strict=True)
+                v if v is not None or label not in found else float(found[label] @ query)
+                for v, label in zip(out, labels, strict=True)
             ]
         return out
 

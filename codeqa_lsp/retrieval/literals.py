@@ -81,9 +81,8 @@ def find_literals(query: str, identifiers: Iterable[str]) -> Literals:
     messages: list[tuple[tuple[str, ...], ...]] = []
     quoted_texts = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(query)]
     for quoted in [*quoted_texts, *_ERROR_LINE.findall(query)]:
-        fragments = tuple(
-            tuple(words(piece)) for piece in re.split(r"\.\.\.|…", quoted) if words(piece)
-        )
+        pieces = [tuple(words(piece)) for piece in re.split(r"\.\.\.|…", quoted)]
+        fragments = tuple(piece for piece in pieces if piece)
         is_message = len(quoted.split()) > 1 and sum(map(len, fragments)) >= MIN_MESSAGE_WORDS
         if is_message and fragments not in messages:
             messages.append(fragments)

@@ -102,7 +102,7 @@ def features(
     evidence: Evidence,
     priors: QueryPriors,
     rest: Mapping[str, float] | None = None,
-    literals: Mapping[str, float] | None = None,
+    literal_scores: Mapping[str, float] | None = None,
 ) -> Features:
     frame = 0.0
     if evidence.functions:
@@ -116,7 +116,7 @@ def features(
         mention=evidence.paths.get(chunk.path, 0.0),
         frame=frame,
         prior=priors.factor(chunk),
-        literal=(literals or {}).get(chunk.id, 0.0),
+        literal=(literal_scores or {}).get(chunk.id, 0.0),
     )
 
 
@@ -140,14 +140,17 @@ def rerank(
     priors: QueryPriors,
     weights: Weights,
     file_sizes: Mapping[str, int] | None = None,
-    literals: Mapping[str, float] | None = None,
+    literal_scores: Mapping[str, float] | None = None,
 ) -> list[tuple[Chunk, float]]:
     """Candidates (chunk, fused score) re-scored and sorted, best first (stable)."""
     rest = rest_of_files(candidates, file_sizes)
     scored = [
         (
             chunk,
-            score(features(chunk, fused, file_scores, evidence, priors, rest, literals), weights),
+            score(
+                features(chunk, fused, file_scores, evidence, priors, rest, literal_scores),
+                weights,
+            ),
         )
         for chunk, fused in candidates
     ]

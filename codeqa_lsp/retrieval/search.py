@@ -136,11 +136,8 @@ class HybridSearcher:
             # A pasted issue quotes code and output everywhere; literals are a question's
             # evidence (`literals.py` has the measurement).
             literals = NO_LITERALS if arms.long_query else find_literals(query, info.identifiers)
-            ranked, exact_ids = self._hybrid(info, arms, filters, literals)
+            ranked, exact_ids, named_exists = self._hybrid(info, arms, filters, literals)
             ranked = self._second_stage(query, ranked, arms, filters, literals)
-            named_exists = bool(exact_ids) or any(
-                self._definitions(name, filters) for name in literals.raised
-            )
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 ranked = members_of_strong_owners(ranked)
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
@@ -292,7 +289,9 @@ class HybridSearcher:
     # -- fusion and the fast path --------------------------------------------------------------
     def _hybrid(
         self, info: QueryInfo, arms: _Arms, filters: SearchFilters | None, literals: Literals
-    ) -> tuple[list[tuple[Chunk, float]], set[str]]:
+    ) -> tuple[list[tuple[Chunk, float]], set[str], bool]:
+        """Fused ranking, the ids of the named definitions put first or boosted, and whether
+        the query names any definition the index has (confidence)."""
         chunks = {c.id: c for c, _ in arms.bm25}
         chunks.update({c.id: c for c, _ in arms.dense or []})
         dense = sorted(arms.cosines.items(), key=lambda item: -item[1])
@@ -305,13 +304,10 @@ class HybridSearcher:
         fused = structure.adjust(self.indexer, info, fused, chunks)
         # An error the question says is raised is asked about where it is raised, not where
         # its class is defined (`literals.py`).
-        named = [
-            c
-            for c in self._named_definitions(info, filters)
-            if c.symbol.rsplit(".", 1)[-1] not in literals.raised
-        ]
+        found = self._named_definitions(info, filters)
+        named = [c for c in found if c.symbol.rsplit(".", 1)[-1] not in literals.raised]
         if not named:
-            return [(chunks[i], s) for i, s in fused], set()
+            return [(chunks[i], s) for i, s in fused], set(), bool(found)
         for chunk in named:
             chunks.setdefault(chunk.id, chunk)
         named_ids = [c.id for c in named]
@@ -329,7 +325,7 @@ class HybridSearcher:
             for doc in named_ids:
                 scores[doc] = scores.get(doc, 0.0) + SYMBOL_BOOST * abs(best)
             order = sorted(scores.items(), key=lambda item: -item[1])
-        return [(chunks[doc], score) for doc, score in order], set(named_ids)
+        return [(chunks[doc], score) for doc, score in order], set(named_ids), True
 
     def _second_stage(
         self,
@@ -356,7 +352,6 @@ class HybridSearcher:
             if chunk.id not in known:
                 known.add(chunk.id)
                 candidates.append((chunk, 0.0))
-        held = {c.id: literal_score(c.text, literals) for c, _ in candidates} if literals else {}
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
         priors = QueryPriors(query, long_query=arms.long_query)
         # Short questions want a definition: the file term counts only the rest of its file
@@ -366,8 +361,9 @@ class HybridSearcher:
             if arms.long_query
             else self.indexer.file_sizes(list({c.path for c, _ in candidates if c.path in files}))
         )
-        held = {doc: share for doc, share in held.items() if share > 0}
-        return rerank(candidates, files, evidence, priors, weights, sizes, held)
+        held = {c.id: literal_score(c.text, literals) for c, _ in candidates} if literals else {}
+        literal_scores = {doc: share for doc, share in held.items() if share > 0}
+        return rerank(candidates, files, evidence, priors, weights, sizes, literal_scores)
 
     def _short_weights(self, arms: _Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the

@@ -13,6 +13,7 @@ cheap too.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -20,7 +21,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,20 @@ def model_stamp(max_seq_length: int, variant: str) -> str:
     return f"{MODEL_NAME}@{max_seq_length}+onnx-{variant}-v{BUILDER_VERSION}{windows}"
 
 
+@contextlib.contextmanager
+def _load_errors() -> Iterator[None]:
+    """Broken installs fail in many ways; whatever loading raises becomes one line that says
+    how to fix it (an `EmbedderError` passes through as it is)."""
+    try:
+        yield
+    except EmbedderError:
+        raise
+    except Exception as exc:
+        raise EmbedderError(
+            f"the local embedder could not load ({INSTALL_HINT}): {type(exc).__name__}: {exc}"
+        ) from exc
+
+
 class LocalEmbedder:
     name = "local"
     dim = DIM
@@ -179,29 +194,21 @@ class LocalEmbedder:
         `codeqa search` saves ~30 ms; the vectors agree to 1e-6. The first larger call, or
         the `LIGHT_CALLS`+1-th small one, opens the packed session, which then serves every
         call."""
-        with self._lock:
-            try:
-                if self._tokenizer is None:
-                    self._tokenizer = self._open_tokenizer()
-                if texts <= LIGHT_CALL_TEXTS:
-                    self._light_calls += 1
-                if self._session is None and (
-                    texts > LIGHT_CALL_TEXTS or self._light_calls > LIGHT_CALLS
-                ):
-                    self._session = self._open_session(packed=True)
-                    self._light_session = None
-                if self._session is not None:
-                    return self._session, self._tokenizer
-                if self._light_session is None:
-                    self._light_session = self._open_session(packed=False)
-                return self._light_session, self._tokenizer
-            except EmbedderError:
-                raise
-            except Exception as exc:  # broken installs fail in many ways; say so in one line
-                raise EmbedderError(
-                    f"the local embedder could not load ({INSTALL_HINT}): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+        with self._lock, _load_errors():
+            if self._tokenizer is None:
+                self._tokenizer = self._open_tokenizer()
+            if texts <= LIGHT_CALL_TEXTS:
+                self._light_calls += 1
+            if self._session is None and (
+                texts > LIGHT_CALL_TEXTS or self._light_calls > LIGHT_CALLS
+            ):
+                self._session = self._open_session(packed=True)
+                self._light_session = None
+            if self._session is not None:
+                return self._session, self._tokenizer
+            if self._light_session is None:
+                self._light_session = self._open_session(packed=False)
+            return self._light_session, self._tokenizer
 
     def _open_tokenizer(self) -> Any:
         from tokenizers import Tokenizer
@@ -289,19 +296,11 @@ class LocalEmbedder:
         longer than the model's window (`windows.py`)."""
         from codeqa_lsp.index.embedders.windows import window_texts
 
-        with self._lock:
-            try:
-                if self._whole_tokenizer is None:
-                    tokenizer = self._open_tokenizer()
-                    tokenizer.no_truncation()
-                    self._whole_tokenizer = tokenizer
-            except EmbedderError:
-                raise
-            except Exception as exc:
-                raise EmbedderError(
-                    f"the local embedder could not load ({INSTALL_HINT}): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+        with self._lock, _load_errors():
+            if self._whole_tokenizer is None:
+                tokenizer = self._open_tokenizer()
+                tokenizer.no_truncation()
+                self._whole_tokenizer = tokenizer
         encodings = self._whole_tokenizer.encode_batch(list(texts))
         return [
             window_texts(text, e.offsets, self.max_seq_length)
