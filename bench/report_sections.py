@@ -144,6 +144,7 @@ def click_index_rows(docs: dict[str, Doc | None]) -> list[Doc]:
                 "name": f"codeqa ({embedder})",
                 "wall_s": median.get("wall_s"),
                 "wall_all": median.get("wall_s_all"),
+                "dense_ready_s": median.get("dense_ready_seconds"),
                 "rss_mb": median.get("tree_peak_rss_mb_max"),
                 "chunks": median.get("chunks"),
                 "files": median.get("files"),

@@ -70,6 +70,10 @@ def cli_index(root: Path, embedder: str, index_dir: Path, label: str) -> dict[st
             "files": status.get("files"),
             "chunks": chunks,
             "embedded": report.get("embedded"),
+            # Every chunk had its first vector (dense search over everything) at this point
+            # of the run; later windows of long chunks follow (`index/embedding.py`).
+            "dense_ready_seconds": report.get("dense_ready_seconds"),
+            "windows_embedded": report.get("windows_embedded"),
             "skipped": report.get("skipped"),
             "size_bytes": size,
             "embedding_cache_bytes": dir_size_bytes(index_dir / "embedding-cache"),

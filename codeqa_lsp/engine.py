@@ -24,14 +24,18 @@ from codeqa_lsp.answering.model import Answer
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters
-from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
+from codeqa_lsp.index.model import (
+    IndexReport,
+    IndexStatus,
+    ProgressCallback,
+    UpdateReport,
+)
 from codeqa_lsp.retrieval.model import SearchResponse
 
 if TYPE_CHECKING:
     from codeqa_lsp.answering.conversation import ConversationStore
     from codeqa_lsp.retrieval.search import SearchMode
 
-ProgressCallback = Callable[[IndexProgress], None]
 logger = logging.getLogger(__name__)
 
 

@@ -147,6 +147,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"{report.embedded} new chunk(s) with {status.embedder} ({status.embedding_model}), "
             f"coverage {status.coverage:.0%}"
         )
+        if report.windows_embedded:
+            print(
+                f"  later windows of {report.windows_embedded} long chunk(s) embedded after "
+                f"every chunk's first ({report.dense_ready_seconds or 0:.1f} s)"
+            )
         if report.skipped:
             print("  skipped: " + ", ".join(f"{k} {v}" for k, v in report.skipped.most_common()))
         if report.rebuilt_reason:
@@ -171,6 +176,10 @@ def _report_json(report: IndexReport) -> dict[str, Any]:
         "chunks_added": report.chunks_added,
         "chunks_removed": report.chunks_removed,
         "embedded": report.embedded,
+        "windows_embedded": report.windows_embedded,
+        "dense_ready_seconds": (
+            None if report.dense_ready_seconds is None else round(report.dense_ready_seconds, 3)
+        ),
         "skipped": dict(report.skipped),
         "seconds": round(report.seconds, 3),
         "cancelled": report.cancelled,

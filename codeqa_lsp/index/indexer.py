@@ -24,19 +24,24 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-import numpy as np
 import platformdirs
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
-from codeqa_lsp.index.embedders import CountingEmbedder, Embedder, EmbedderError, create_embedder
-from codeqa_lsp.index.embedders.base import window_texts
+from codeqa_lsp.index.embedders import CountingEmbedder, Embedder, create_embedder
 from codeqa_lsp.index.embedders.cache import EmbeddingCache
-from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
+from codeqa_lsp.index.embedding import ChunkVectors
+from codeqa_lsp.index.model import (
+    IndexProgress,
+    IndexReport,
+    IndexStatus,
+    ProgressCallback,
+    UpdateReport,
+)
 from codeqa_lsp.index.reads import IndexReads
 from codeqa_lsp.index.store import (
     IndexReadOnly,
@@ -44,26 +49,15 @@ from codeqa_lsp.index.store import (
     StoreCorrupt,
     StoreUnwritable,
     is_unwritable,
-    label_for,
 )
 from codeqa_lsp.index.vector_saves import VectorSaves
-from codeqa_lsp.index.vectors import VectorStore, window_label
+from codeqa_lsp.index.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
 DB_NAME = "index.sqlite"
-EMBED_BATCH = 64  # chunks per embedding call while indexing
-# Chunks read at once and sorted by text length before they are cut into EMBED_BATCH calls,
-# so each call (and each padded model batch inside it) holds texts of similar length. On
-# click/src (581 chunks, MiniLM at 256 tokens, batches of 16) the model pads 98,368 tokens
-# when calls take chunks in file order and 85,024 (real: 83,344) with 1,024-chunk windows,
-# 13% less work; cancellation and progress keep the EMBED_BATCH granularity.
-EMBED_WINDOW = 1024
-SAVE_EVERY_SECONDS = 30.0  # vector checkpoints during a long full index
 CLOSE_WAIT_SECONDS = 30.0  # close() waits this long for a running index() to stop
 FILES_PER_TRANSACTION = 32  # full index: files stored per SQLite transaction (commit cost)
-
-ProgressCallback = Callable[[IndexProgress], None]
 
 
 def default_index_dir(root: Path) -> Path:
@@ -120,6 +114,9 @@ class Indexer(IndexReads):
         from codeqa_lsp.chunking.scanner import WorkspaceFilter
 
         self._filter = WorkspaceFilter(self.root, settings)
+        self._embedding = ChunkVectors(
+            self.store, self.vectors, self._saves, self.embedder, self.cache, self._should_stop
+        )
         self._embed_query_cached = lru_cache(maxsize=256)(self._embed_query_uncached)
         if self.store.counts()[0] and self.read_only_reason is None:
             self._drop_orphan_vectors()
@@ -269,7 +266,10 @@ class Indexer(IndexReads):
                     done += len(batch)
                     emit(IndexProgress("chunk", done, report.files_seen, batch[-1]))
             if not report.cancelled:
-                report.embedded += self._embed_missing(emit, cancel, report)
+                report.embedded += self._embedding.embed_missing(emit, cancel, report)
+            if not report.cancelled and not report.embed_error:
+                report.dense_ready_seconds = time.monotonic() - started
+                report.windows_embedded += self._embedding.embed_owed_windows(emit, cancel, report)
             emit(IndexProgress("save", 0, 1, "saving"))
             self._drop_orphan_vectors()
             self._saves.save()
@@ -304,70 +304,6 @@ class Indexer(IndexReads):
 
     def _should_stop(self, cancel: threading.Event | None) -> bool:
         return self._stopping.is_set() or (cancel is not None and cancel.is_set())
-
-    def _embed_missing(
-        self, emit: ProgressCallback, cancel: threading.Event | None, report: IndexReport
-    ) -> int:
-        """Embed every stored chunk that has no vector (new, or lost in a crash)."""
-        missing = self.store.ids_missing_labels(self.vectors.live_labels())
-        embedded = 0
-        last_checkpoint = time.monotonic()
-        if missing:  # the phase shows at once, not after the first (slow) batch
-            emit(IndexProgress("embed", 0, len(missing)))
-        done = 0
-        for window in range(0, len(missing), EMBED_WINDOW):
-            chunks = self.store.get_chunks(missing[window : window + EMBED_WINDOW])
-            chunks.sort(key=lambda c: len(c.embed_text()))
-            for start in range(0, len(chunks), EMBED_BATCH):
-                if self._should_stop(cancel):
-                    report.cancelled = True
-                    return embedded
-                batch = chunks[start : start + EMBED_BATCH]
-                try:
-                    embedded += self._embed_and_add(batch)
-                except EmbedderError as exc:
-                    log.error("embedding failed, keyword search only: %s", exc)
-                    report.embed_error = str(exc)
-                    return embedded
-                if time.monotonic() - last_checkpoint > SAVE_EVERY_SECONDS:
-                    self._saves.save()  # a crash or kill loses at most this much work
-                    last_checkpoint = time.monotonic()
-                done += len(batch)
-                emit(IndexProgress("embed", done, len(missing)))
-            if done < min(window + EMBED_WINDOW, len(missing)):  # some were deleted meanwhile
-                done = min(window + EMBED_WINDOW, len(missing))
-                emit(IndexProgress("embed", done, len(missing)))
-        return embedded
-
-    def _embed_and_add(self, chunks: Sequence[Chunk]) -> int:
-        """Vectors for `chunks` (cache first, then the model), one per window of a chunk
-        longer than the embedder's (`embedders/windows.py`); returns how many chunks had a
-        text sent to the model."""
-        if not chunks:
-            return 0
-        groups = window_texts(self.embedder, [c.embed_text() for c in chunks])
-        texts = [text for group in groups for text in group]
-        vectors = self.cache.get_many(texts, self.embedder.dim)
-        misses = [i for i, v in enumerate(vectors) if v is None]
-        for start in range(0, len(misses), EMBED_BATCH):
-            group = misses[start : start + EMBED_BATCH]
-            fresh = self.embedder.embed([texts[i] for i in group])
-            self.cache.put_many([texts[i] for i in group], fresh)
-            for i, vector in zip(group, fresh, strict=True):
-                vectors[i] = vector
-        owners = [n for n, group in enumerate(groups) for _ in group]
-        windows = [w for group in groups for w in range(len(group))]
-        labels = [label_for(c.id) for c in chunks]
-        with self.store.write_lock:
-            # A concurrent update may have replaced some of these chunks meanwhile.
-            present = self.store.existing_labels(labels)
-            keep = [i for i, owner in enumerate(owners) if labels[owner] in present]
-            if keep:
-                self.vectors.add(
-                    [window_label(labels[owners[i]], windows[i]) for i in keep],
-                    np.stack([vectors[i] for i in keep]),  # type: ignore[misc]
-                )
-        return len({owners[i] for i in misses})
 
     def _sync_files(
         self, paths: Sequence[str], texts: Sequence[str | None]
@@ -435,7 +371,7 @@ class Indexer(IndexReads):
         """Re-chunk one file (from disk, or `text` for an unsaved buffer), embed only new
         chunks, drop removed ones: one SQLite transaction, then a (debounced) vector save."""
         [(update, inserted)] = self._sync_files([rel_path], [text])
-        embedded = self._embed_and_add(inserted) if inserted else 0
+        embedded = self._embedding.embed_chunks(inserted) if inserted else 0
         self._saves.save_soon()
         if embedded:
             return UpdateReport(

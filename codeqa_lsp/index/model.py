@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class IndexProgress:
-    """Emitted while indexing; `done`/`total` count files in "chunk", chunks in "embed"."""
+    """Emitted while indexing; `done`/`total` count files in "chunk", chunks in "embed"
+    (first windows) and "windows" (long chunks' later windows, `index/embedding.py`)."""
 
-    phase: str  # "scan" | "chunk" | "embed" | "save"
+    phase: str  # "scan" | "chunk" | "embed" | "windows" | "save"
     done: int
     total: int
     message: str = ""
@@ -18,6 +20,9 @@ class IndexProgress:
     @property
     def percentage(self) -> int:
         return 100 if self.total <= 0 else min(100, int(100 * self.done / self.total))
+
+
+ProgressCallback = Callable[[IndexProgress], None]
 
 
 @dataclass
@@ -30,7 +35,12 @@ class IndexReport:
     chunks_total: int = 0
     chunks_added: int = 0
     chunks_removed: int = 0
-    embedded: int = 0  # texts actually sent to the embedder (cache misses)
+    embedded: int = 0  # chunks whose first window was sent to the embedder (cache misses)
+    # Chunks whose later windows were sent to the embedder (`index/embedding.py`).
+    windows_embedded: int = 0
+    # When every chunk had its first vector (dense search over the whole workspace), in
+    # seconds from the start of the run; None when the run stopped before that.
+    dense_ready_seconds: float | None = None
     skipped: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
     cancelled: bool = False

@@ -35,14 +35,18 @@ import numpy as np
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.indexer import Indexer
-from codeqa_lsp.index.model import IndexProgress, IndexReport, IndexStatus, UpdateReport
+from codeqa_lsp.index.model import (
+    IndexProgress,
+    IndexReport,
+    IndexStatus,
+    ProgressCallback,
+    UpdateReport,
+)
 from codeqa_lsp.index.pg import dsn, gitinfo
 from codeqa_lsp.index.pg.snapshot import SharedSnapshot, open_snapshot
 from codeqa_lsp.index.store import label_for
 
 log = logging.getLogger(__name__)
-
-ProgressCallback = Callable[[IndexProgress], None]
 
 
 def with_shared_store(local: Indexer, url: str | None) -> Indexer | OverlayIndexer:

@@ -11,7 +11,10 @@ A chunk longer than the embedder's window has extra vectors, one per later windo
 text (`embedders/local.py`, `windows`), under `window_label(label, w)`: the chunk's 60-bit
 label (`store.label_for`) with the window number above it. Every read speaks of chunks: the
 count, the live labels and deletions are by chunk label (deleting a chunk deletes its
-windows), and a query scores each chunk by its best window.
+windows), and a query scores each chunk by its best window. A full index embeds every
+chunk's first window before any later one (`index/embedding.py`); the chunks whose later
+windows are still to come are "owed" and listed in the commit record, so a run that stops
+between the two passes leaves the next one knowing what is left.
 
 A save writes a new generation file (fsync), then replaces `vectors.json` atomically (temp
 file, fsync, rename, fsync of the directory), then deletes the previous generation. A crash
@@ -152,6 +155,7 @@ class VectorStore:
         self._deleted: set[int] = set()
         self._live: set[int] = set()  # chunk and window labels
         self._extra: set[int] = set()  # the live window labels
+        self._owed: set[int] = set()  # chunk labels whose later windows are still to come
         self._index = self._new_index(INITIAL_CAPACITY)
         self._generation = 0
         self.dirty = False
@@ -184,6 +188,7 @@ class VectorStore:
             path = self.directory / record["file"]
             generation = int(record["generation"])
             deleted = {int(x) for x in record.get("deleted", [])}
+            owed = {int(x) for x in record.get("owed", [])}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return self._discard(f"vector metadata unreadable ({type(exc).__name__})")
         if saved_identity != self.identity:
@@ -204,6 +209,7 @@ class VectorStore:
             self._deleted = deleted
             self._live = {int(x) for x in index.get_ids_list()} - deleted
             self._extra = {label for label in self._live if label > BASE_MASK}
+            self._owed = owed & self._live
             self.dirty = False
         self._remove_stale_files(keep=path.name)
         return None
@@ -212,7 +218,7 @@ class VectorStore:
         log.warning("discarding saved vectors in %s: %s", self.directory, reason)
         with self._lock:
             self._index = self._new_index(INITIAL_CAPACITY)
-            self._deleted, self._live, self._extra = set(), set(), set()
+            self._deleted, self._live, self._extra, self._owed = set(), set(), set(), set()
             self.dirty = True
         with contextlib.suppress(OSError):
             (self.pointer).unlink(missing_ok=True)
@@ -253,6 +259,7 @@ class VectorStore:
                 "size": path.stat().st_size,
                 "sha256": _sha256_file(path),
                 "deleted": sorted(self._deleted),
+                "owed": sorted(self._owed),
                 "identity": self.identity,
                 "saved_at": time.time(),
             }
@@ -284,11 +291,15 @@ class VectorStore:
             theirs = {int(x) for x in other.get_ids_list()} - {
                 int(x) for x in record.get("deleted", [])
             }
+            their_owed = {int(x) for x in record.get("owed", [])}
         except (OSError, RuntimeError, ValueError, KeyError, TypeError):
             return 0
         new = sorted(theirs - self._live - self._deleted)
         if new:
             self.add(new, np.asarray(other.get_items(new), dtype=np.float32))
+            # Their debts come with their chunks; windows they embedded settle ours.
+            self._owed |= their_owed.intersection(new)
+            self._owed -= {chunk_label(label) for label in new if label > BASE_MASK}
             log.info("adopted %d vectors another process saved to %s", len(new), self.directory)
         return len(new)
 
@@ -328,6 +339,7 @@ class VectorStore:
                 if label not in self._live:
                     continue
                 removed += 1
+                self._owed.discard(label)
                 for gone in [label, *self._windows_of(label)]:
                     self._index.mark_deleted(int(gone))
                     self._live.discard(gone)
@@ -336,6 +348,27 @@ class VectorStore:
             if removed:
                 self.dirty = True
         return removed
+
+    def owe_windows(self, labels: Iterable[int]) -> None:
+        """Note chunks (by label) whose later windows are still to be embedded."""
+        with self._lock:
+            fresh = {int(x) for x in labels} & self._live
+            if fresh - self._owed:
+                self._owed |= fresh
+                self.dirty = True
+
+    def settle_windows(self, labels: Iterable[int]) -> None:
+        """The later windows of these chunks are in (or not wanted any more)."""
+        with self._lock:
+            gone = self._owed.intersection(int(x) for x in labels)
+            if gone:
+                self._owed -= gone
+                self.dirty = True
+
+    def owed_windows(self) -> set[int]:
+        """The chunks (labels) whose later windows are still to come."""
+        with self._lock:
+            return set(self._owed)
 
     def _windows_of(self, label: int) -> list[int]:
         if not self._extra or label > BASE_MASK:

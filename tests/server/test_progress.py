@@ -35,6 +35,13 @@ def test_every_phase_has_counts_and_the_bar_never_goes_back() -> None:
     clock.now += 30
     shown.append(tracker.update(IndexProgress("embed", 4000, 4000)))
     assert shown[-1].eta_seconds is None
+    # Long chunks' later windows come after every chunk's first (`index/embedding.py`).
+    shown.append(tracker.update(IndexProgress("windows", 0, 300)))
+    assert shown[-1].message == "embedding later windows of long chunks 0/300"
+    clock.now += 4
+    shown.append(tracker.update(IndexProgress("windows", 200, 300)))
+    assert shown[-1].message == "embedding later windows of long chunks 200/300, about 2 s left"
+    assert shown[-2].percentage < shown[-1].percentage < 99
     shown.append(tracker.update(IndexProgress("save", 0, 1, "saving")))
     shown.append(tracker.update(IndexProgress("save", 1, 1, "done")))
     percentages = [s.percentage for s in shown]

@@ -63,7 +63,7 @@ export interface IndexStatus {
 }
 
 export interface IndexProgress {
-  readonly phase: "scan" | "chunk" | "embed" | "save";
+  readonly phase: "scan" | "chunk" | "embed" | "windows" | "save";
   readonly done: number;
   readonly total: number;
   readonly percentage: number;
