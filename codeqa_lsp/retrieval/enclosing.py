@@ -12,6 +12,13 @@ local express 0.80/0.684 → 0.84/0.722, rxjs 0.64/0.537 → 0.64/0.572; hash ex
 the candidates as well (assigned callbacks): local rxjs 0.68 → 0.72 hit@5. Methods are not nested
 functions: a class is never lifted by its methods (a question about one method does not
 want the class skeleton).
+
+Once the enclosing function is above, the nested one below it says nothing new: the
+enclosing chunk's text holds it, and its citation spans its lines. `fold_nested` drops such
+a chunk, so the first results are distinct places. Measured on the 100 questions, local
+hybrid hit@5 / MRR@10 (2026-11-25): 0.85 / 0.717 → 0.86 / 0.720; 17 questions had a function
+and a function nested in it among their first five; five answers moved up (rxjs-24 from 6
+to 5, click-18 from 5 to 4), none down. A definition the query names keeps its place.
 """
 
 from __future__ import annotations
@@ -45,6 +52,28 @@ def enclosing_first(
                 out.insert(index, (parent, score))
                 continue  # the parent's own parent, if any, is judged next
         index += 1
+    return out
+
+
+def fold_nested(
+    ranked: Sequence[tuple[Chunk, float]], keep: set[str] | frozenset[str] = frozenset()
+) -> list[tuple[Chunk, float]]:
+    """`ranked` without each function whose lines lie inside a function ranked above it in
+    the same file (its text is part of that one's); chunks whose id is in `keep` stay."""
+    out: list[tuple[Chunk, float]] = []
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for chunk, score in ranked:
+        inside = chunk.kind in _FUNCTIONS and any(
+            start <= chunk.start_line
+            and chunk.end_line <= end
+            and (start, end) != (chunk.start_line, chunk.end_line)
+            for start, end in spans.get(chunk.path, ())
+        )
+        if inside and chunk.id not in keep:
+            continue
+        out.append((chunk, score))
+        if chunk.kind in _FUNCTIONS:
+            spans.setdefault(chunk.path, []).append((chunk.start_line, chunk.end_line))
     return out
 
 

@@ -9,7 +9,8 @@ The pipeline for one query:
 3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
    apply the path priors (`priors.py`: tests and changelogs rarely answer a question);
 4. class- and module-level evidence: the members of a class or file that ranks high gain
-   (`classes.py`); a nested function's enclosing function just above it (`enclosing.py`);
+   (`classes.py`); a nested function's enclosing function just above it, and the nested
+   one folded into it (`enclosing.py`);
 5. exact-symbol fast path: definitions the query names are put first for a navigation
    query (`where is parse_args`) and boosted for a question that mentions them;
 6. judge confidence (`floor.py`) and report the share of chunks embedded.
@@ -32,7 +33,7 @@ from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms, tokenize
 from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
-from codeqa_lsp.retrieval.enclosing import enclosing_first
+from codeqa_lsp.retrieval.enclosing import enclosing_first, fold_nested
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
@@ -143,6 +144,7 @@ class HybridSearcher:
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
+            ranked = fold_nested(ranked, keep=exact_ids)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()

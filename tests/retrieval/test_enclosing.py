@@ -8,7 +8,7 @@ from pathlib import Path
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import Indexer
-from codeqa_lsp.retrieval.enclosing import enclosing_first
+from codeqa_lsp.retrieval.enclosing import enclosing_first, fold_nested
 from codeqa_lsp.retrieval.search import HybridSearcher
 
 ROUTER = """
@@ -76,9 +76,17 @@ def test_a_question_about_the_helper_lifts_the_enclosing_function(tmp_path: Path
         # Ranked alone, the arms put a nested helper ahead of what encloses it...
         bm25 = [h.chunk.symbol for h in searcher.search(question, top_k=5, mode="bm25").hits]
         assert bm25.index("proto.process_params.param") < bm25.index("proto.process_params")
-        # ...the full pipeline shows the enclosing function first, the helper after it.
+        # ...the full pipeline shows the enclosing function first and folds the helpers into
+        # it: its citation spans their lines, and the next results are other places.
         hybrid = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
-        assert hybrid.index("proto.process_params") < hybrid.index("proto.process_params.param")
+        assert hybrid[0] == "proto.process_params"
+        assert not {"proto.process_params.param", "proto.process_params.paramCallback"} & set(
+            hybrid
+        )
+        assert "proto.render" in hybrid
+        # A helper asked for by name keeps its own place.
+        named = [h.chunk.symbol for h in searcher.search("where is paramCallback", top_k=5).hits]
+        assert named[0] == "proto.process_params.paramCallback"
         searcher.close()
     finally:
         indexer.close()
@@ -134,3 +142,21 @@ def test_an_assigned_callback_lifts_the_method_it_is_written_in() -> None:
     ranked = [(chunks["socket.onopen"], 0.9), (chunks["Channel._connect"], 0.5)]
     lifted = enclosing_first(ranked, lambda name: [])
     assert [c.symbol for c, _ in lifted] == ["Channel._connect", "socket.onopen"]
+
+
+def test_a_function_nested_in_a_higher_result_is_folded_into_it() -> None:
+    chunks = {c.symbol: c for c in chunk_source("lib/router.js", ROUTER)}
+    outer = chunks["proto.process_params"]
+    inner = chunks["proto.process_params.param"]
+    other = chunks["proto.render"]
+    assert [c for c, _ in fold_nested([(outer, 3.0), (inner, 2.0), (other, 1.0)])] == [
+        outer,
+        other,
+    ]
+    # Ranked above what encloses it, a nested function stays (and so does the enclosing one:
+    # its text says more than the helper's); a kept id is never folded.
+    assert len(fold_nested([(inner, 3.0), (outer, 2.0)])) == 2
+    assert len(fold_nested([(outer, 3.0), (inner, 2.0)], keep={inner.id})) == 2
+    # A class skeleton elides its methods' bodies: its methods are never folded into it.
+    jar = {c.symbol: c for c in chunk_source("jar.py", CLASSES)}
+    assert len(fold_nested([(jar["Jar"], 2.0), (jar["Jar.get"], 1.0)])) == 2
