@@ -74,6 +74,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return EXIT_USAGE
+        if "root" in vars(args) and args.root is None:
+            args.root = project_root(Path.cwd())
         return int(args.func(args) or EXIT_OK)
     except UsageError as exc:
         print(f"codeqa: {exc}", file=sys.stderr)
@@ -89,6 +91,35 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 # -- helpers shared by the subcommand modules ---------------------------------------------
+
+
+# What marks the top of a project. Indexes are keyed by their root, so a command run from a
+# subdirectory without --root must find the root the project was indexed from, not start a
+# second index of the subdirectory.
+PROJECT_MARKERS = (".git", ".hg", ".svn", ".jj")
+
+
+def project_root(start: Path) -> Path:
+    """The nearest directory at or above `start` holding a version-control marker; `start`
+    itself when none does."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate
+    return start
+
+
+def add_root_option(p: argparse.ArgumentParser, positional: bool = False) -> None:
+    """The workspace root, optional everywhere: by default the project around the current
+    directory (`project_root`)."""
+    text = (
+        "workspace root (default: the nearest directory at or above the current one with "
+        ".git, .hg, .svn or .jj; else the current directory)"
+    )
+    if positional:
+        p.add_argument("root", type=existing_dir, metavar="ROOT", nargs="?", help=text)
+    else:
+        p.add_argument("--root", type=existing_dir, default=None, help=text)
 
 
 def existing_dir(value: str) -> Path:

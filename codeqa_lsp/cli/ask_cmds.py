@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from codeqa_lsp.answering.model import Answer
-from codeqa_lsp.cli import UsageError, existing_dir, print_json
+from codeqa_lsp.cli import UsageError, add_root_option, print_json
 from codeqa_lsp.cli.common import engine_errors, progress_printer, settings_from_args
 from codeqa_lsp.cli.terminal import redraw
 from codeqa_lsp.config import PROVIDERS
@@ -30,7 +30,7 @@ from codeqa_lsp.index.filters import SearchFilters
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("ask", help="ask a question about a workspace; cited answer")
     p.add_argument("question", metavar="QUESTION")
-    p.add_argument("--root", type=existing_dir, required=True)
+    add_root_option(p)
     p.add_argument(
         "--path",
         action="append",
@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("explain", help="explain the function/method/class at PATH:LINE")
     p.add_argument("location", metavar="PATH:LINE")
-    p.add_argument("--root", type=existing_dir, required=True)
+    add_root_option(p)
     _answer_options(p)
     p.set_defaults(func=cmd_explain)
 

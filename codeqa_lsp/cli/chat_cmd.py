@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from codeqa_lsp.cli import UsageError, existing_dir
+from codeqa_lsp.cli import UsageError, add_root_option
 from codeqa_lsp.cli.ask_cmds import _answer_options, _render, _workspace, conversation_for
 
 HELP = (
@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "chat", help="interactive conversation about a workspace (follow-ups, streamed)"
     )
-    p.add_argument("--root", type=existing_dir, required=True)
+    add_root_option(p)
     follow = p.add_mutually_exclusive_group()
     follow.add_argument(
         "--continue",

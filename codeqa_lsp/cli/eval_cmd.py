@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codeqa_lsp.cli import CommandError, UsageError, existing_dir, print_json
+from codeqa_lsp.cli import CommandError, UsageError, add_root_option, print_json
 from codeqa_lsp.config import EMBEDDERS, Settings
 from codeqa_lsp.retrieval.evaluation import (
     METRIC_NAMES,
@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
         description="Score retrieval arms on a JSON Lines questions file (see the eval README).",
     )
     parser.add_argument("questions", nargs="+", type=Path, metavar="QUESTIONS.jsonl")
-    parser.add_argument("--root", required=True, type=existing_dir, help="workspace root to index")
+    add_root_option(parser)
     parser.add_argument(
         "--arms",
         default="bm25,dense,hybrid",

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codeqa_lsp.cli import CommandError, UsageError, existing_dir, print_json
+from codeqa_lsp.cli import CommandError, UsageError, add_root_option, print_json
 from codeqa_lsp.cli.common import (
     add_engine_options,
     engine_errors,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("index", help="index a workspace (only what changed)")
-    p.add_argument("root", type=existing_dir, metavar="ROOT")
+    add_root_option(p, positional=True)
     p.add_argument(
         "--ref",
         default=None,
@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("search", help="hybrid search over an indexed workspace")
     p.add_argument("query", nargs="?", metavar="QUERY")
-    p.add_argument("--root", type=existing_dir, required=True)
+    add_root_option(p)
     p.add_argument(
         "--queries",
         type=Path,
@@ -71,14 +71,14 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_search)
 
     p = subparsers.add_parser("list", help="list indexed chunks")
-    p.add_argument("--root", type=existing_dir, required=True)
+    add_root_option(p)
     p.add_argument("--file", metavar="F", help="only chunks of this workspace-relative file")
     p.add_argument("--lang", metavar="L", help="only chunks in this language")
     add_engine_options(p)
     p.set_defaults(func=cmd_list)
 
     p = subparsers.add_parser("stats", help="show what the index holds")
-    p.add_argument("--root", type=existing_dir, required=True)
+    add_root_option(p)
     add_engine_options(p)
     p.set_defaults(func=cmd_stats)
 

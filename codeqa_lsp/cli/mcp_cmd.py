@@ -12,14 +12,14 @@ import argparse
 import logging
 from typing import Any
 
-from codeqa_lsp.cli import CommandError, existing_dir
+from codeqa_lsp.cli import CommandError, add_root_option
 from codeqa_lsp.cli.common import engine_errors, settings_from_args
 from codeqa_lsp.config import EMBEDDERS, PROVIDERS
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("mcp", help="serve a workspace to coding agents (MCP over stdio)")
-    p.add_argument("--root", type=existing_dir, required=True, help="workspace root to serve")
+    add_root_option(p)
     p.add_argument("--embedder", choices=EMBEDDERS, default=None)
     p.add_argument(
         "--index-dir",

@@ -130,3 +130,30 @@ def test_usage_and_runtime_errors_are_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("codeqa: error:") and "API key" in err[-1]
     assert all(line.startswith("codeqa:") for line in err)
+
+
+def test_without_root_the_project_around_the_current_directory_is_used(
+    indexed: tuple[Path, list[str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run from a subdirectory, every command finds the root marked by `.git` (an index is
+    keyed by its root: a second index of the subdirectory would be a silent surprise)."""
+    root, common = indexed
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root / "pkg")
+    assert main(["index", *common, "--json"]) == 0
+    report = _json_lines(capsys.readouterr().out)[0]
+    assert report["status"]["root"] == str(root.resolve()) and report["files_changed"] == 6
+    assert main(["search", "compute_total_2_3", *common, "--json", "--top-k", "1"]) == 0
+    top = _json_lines(capsys.readouterr().out)[0]["results"][0]
+    assert top["path"] == "pkg/mod2.py"
+    assert main(["stats", *common, "--json"]) == 0
+    assert _json_lines(capsys.readouterr().out)[0]["root"] == str(root.resolve())
+    # Without a marker anywhere above, the current directory is the root.
+    bare = tmp_path / "bare" / "sub"
+    bare.mkdir(parents=True)
+    monkeypatch.chdir(bare)
+    assert main(["stats", "--embedder", "hash", "--index-dir", str(tmp_path / "b"), "--json"]) == 0
+    assert _json_lines(capsys.readouterr().out)[0]["root"] == str(bare.resolve())
