@@ -250,6 +250,8 @@ def _latency(
             ],
             rows,
         )
+    if dig(speed, "note"):
+        lines += [f"_{dig(speed, 'note')}_", ""]
     lines += _latency_baseline(speed)
     if "latency" in plots:
         lines += [f"![query latency]({plots['latency']})", ""]

@@ -109,6 +109,13 @@ def child_latency(
         if query_embedder != "local":
             raise ValueError(f"unsupported query embedder {query_embedder}")
         ws.indexer._base_embedder = LocalEmbedder()
+        # The search steps chosen per embedder follow the query embedder too: with MiniLM a
+        # question's BM25 arm also runs the dense arm's feedback words (`feedback.py`).
+        from codeqa_lsp.retrieval.feedback import feedback_for
+        from codeqa_lsp.retrieval.fusion import fusion_for
+
+        ws.searcher.fusion = fusion_for(query_embedder)
+        ws.searcher.feedback = feedback_for(query_embedder)
     chunks = ws.status().chunks
     coverage = ws.indexer.coverage()  # < 1 would mean the dense arm is (partly) skipped
     for text in ("warm up: load the model", "and open the index", "and the thread pool"):

@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -75,31 +76,12 @@ class ChunkVectors:
         """First windows of every stored chunk without a vector (new, or lost in a crash);
         returns how many chunks had a text sent to the model."""
         missing = self.store.ids_missing_labels(self.vectors.live_labels())
-        if missing:  # the phase shows at once, not after the first (slow) batch
-            emit(IndexProgress("embed", 0, len(missing)))
-        embedded = done = 0
-        checkpoint = time.monotonic()
-        for window in range(0, len(missing), EMBED_WINDOW):
-            chunks = self.store.get_chunks(missing[window : window + EMBED_WINDOW])
-            chunks.sort(key=lambda c: len(c.embed_text()))
-            for start in range(0, len(chunks), EMBED_BATCH):
-                if self.should_stop(cancel):
-                    report.cancelled = True
-                    return embedded
-                batch = chunks[start : start + EMBED_BATCH]
-                try:
-                    embedded += self.embed_chunks(batch, later_windows=False)
-                except EmbedderError as exc:
-                    log.error("embedding failed, keyword search only: %s", exc)
-                    report.embed_error = str(exc)
-                    return embedded
-                checkpoint = self._checkpoint(checkpoint)
-                done += len(batch)
-                emit(IndexProgress("embed", done, len(missing)))
-            if done < min(window + EMBED_WINDOW, len(missing)):  # some were deleted meanwhile
-                done = min(window + EMBED_WINDOW, len(missing))
-                emit(IndexProgress("embed", done, len(missing)))
-        return embedded
+        parts = (
+            self.store.get_chunks(missing[at : at + EMBED_WINDOW])
+            for at in range(0, len(missing), EMBED_WINDOW)
+        )
+        first_windows = partial(self.embed_chunks, later_windows=False)
+        return self._in_batches("embed", len(missing), parts, first_windows, emit, cancel, report)
 
     def embed_owed_windows(
         self, emit: ProgressCallback, cancel: threading.Event | None, report: IndexReport
@@ -107,33 +89,55 @@ class ChunkVectors:
         """Later windows of every chunk that owes them; returns how many chunks had a window
         sent to the model."""
         owed = sorted(self.vectors.owed_windows())
-        if not owed:
+
+        def parts() -> Iterator[list[Chunk]]:
+            for at in range(0, len(owed), EMBED_WINDOW):
+                labels = owed[at : at + EMBED_WINDOW]
+                by_label = self.store.chunks_by_label(labels)
+                # Owed chunks gone from the store meanwhile owe nothing any more.
+                self.vectors.settle_windows(label for label in labels if label not in by_label)
+                yield list(by_label.values())
+
+        later = self._embed_later_windows
+        return self._in_batches("windows", len(owed), parts(), later, emit, cancel, report)
+
+    def _in_batches(
+        self,
+        phase: str,
+        total: int,
+        parts: Iterable[list[Chunk]],
+        embed: Callable[[Sequence[Chunk]], int],
+        emit: ProgressCallback,
+        cancel: threading.Event | None,
+        report: IndexReport,
+    ) -> int:
+        """`embed` over the chunks of `parts` (EMBED_WINDOW each), sorted by length and cut
+        into EMBED_BATCH calls, with progress, checkpoints and cancellation between calls."""
+        if not total:
             return 0
-        emit(IndexProgress("windows", 0, len(owed)))
+        emit(IndexProgress(phase, 0, total))  # at once, not after the first (slow) batch
         embedded = done = 0
         checkpoint = time.monotonic()
-        for window in range(0, len(owed), EMBED_WINDOW):
-            part = owed[window : window + EMBED_WINDOW]
-            by_label = self.store.chunks_by_label(part)
-            # Owed chunks gone from the store meanwhile owe nothing any more.
-            self.vectors.settle_windows(label for label in part if label not in by_label)
-            chunks = sorted(by_label.values(), key=lambda c: len(c.embed_text()))
+        for chunks in parts:
+            part_end = min(done + EMBED_WINDOW, total)
+            chunks.sort(key=lambda c: len(c.embed_text()))
             for start in range(0, len(chunks), EMBED_BATCH):
                 if self.should_stop(cancel):
                     report.cancelled = True
                     return embedded
                 batch = chunks[start : start + EMBED_BATCH]
                 try:
-                    embedded += self._embed_later_windows(batch)
+                    embedded += embed(batch)
                 except EmbedderError as exc:
-                    log.error("embedding later windows failed: %s", exc)
+                    log.error("embedding failed (%s): %s", phase, exc)
                     report.embed_error = str(exc)
                     return embedded
                 checkpoint = self._checkpoint(checkpoint)
                 done += len(batch)
-                emit(IndexProgress("windows", done, len(owed)))
-            done = min(window + EMBED_WINDOW, len(owed))
-            emit(IndexProgress("windows", done, len(owed)))
+                emit(IndexProgress(phase, done, total))
+            if done < part_end:  # some were deleted meanwhile
+                done = part_end
+                emit(IndexProgress(phase, done, total))
         return embedded
 
     def embed_chunks(self, chunks: Sequence[Chunk], later_windows: bool = True) -> int:

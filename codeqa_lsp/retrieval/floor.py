@@ -21,10 +21,12 @@ A definition found by the exact-symbol fast path is always evidence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import query_terms, tokenize
+from codeqa_lsp.retrieval.priors import QueryPriors, is_non_code, path_kind
 
 # Floors by embedder name, calibrated 2026-11-21 on the four question sets: each question
 # asked of its own corpus (positives) and of the other corpora (hard negatives: same domain,
@@ -92,3 +94,34 @@ def judge(
     else:
         parts.append(f"the best keyword match contains {found} of {total} query terms")
     return Verdict(False, "no good source: " + "; ".join(parts))
+
+
+def code_verdict(
+    query: str,
+    bm25: Sequence[tuple[Chunk, float]] | None,
+    dense: Sequence[tuple[Chunk, float]] | None,
+    head: Sequence[Chunk],
+    floor: float,
+    named_exists: bool,
+) -> Verdict:
+    """Confidence from code evidence only: a LICENSE, CI file or changelog that matches
+    best never makes a question about behaviour confident (unless it asks about them,
+    `QueryPriors`), and a ranking whose `head` (first results) is only such files is not
+    confident. `bm25` / `dense` are the arms' lists, None for an arm that did not run."""
+    allowed = QueryPriors(query).factors
+
+    def counts(chunk: Chunk) -> bool:
+        return not is_non_code(chunk.path) or allowed.get(path_kind(chunk.path), 1.0) >= 1.0
+
+    top_cosine: float | None = None
+    if dense is not None:
+        cosines = [s for c, s in dense if counts(c)]
+        top_cosine = cosines[0] if cosines else (0.0 if dense else None)
+    top_bm25 = None if bm25 is None else next((c for c, _ in bm25 if counts(c)), None)
+    if head and not any(counts(c) for c in head):
+        return Verdict(
+            False,
+            "no good source: the best matches are not code "
+            f"({', '.join(dict.fromkeys(c.path for c in head))})",
+        )
+    return judge(query, top_bm25, top_cosine, floor, exact_symbol=named_exists)

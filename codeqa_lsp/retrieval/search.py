@@ -5,7 +5,8 @@ The pipeline for one query:
 1. analyse the query (identifiers it names, navigation or question; `query.py`);
 2. run the BM25 arm and, when any chunk is embedded, the dense arm, in parallel threads
    (SQLite, the embedder and hnswlib all release the GIL, so the two overlap); a short
-   question's BM25 arm adds the code-vocabulary terms of its phrases (`expansion.py`);
+   question's BM25 arm adds the code-vocabulary terms of its phrases (`expansion.py`) and,
+   once the dense arm has answered, the words of its first chunks (`feedback.py`);
 3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
    apply the path priors (`priors.py`: tests and changelogs rarely answer a question);
 4. class- and module-level evidence: the members of a class or file that ranks high gain
@@ -35,13 +36,14 @@ from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.enclosing import enclosing_first, fold_nested
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
-from codeqa_lsp.retrieval.floor import Verdict, dense_floor, judge
+from codeqa_lsp.retrieval.feedback import feedback_for, feedback_terms
+from codeqa_lsp.retrieval.floor import Verdict, code_verdict, dense_floor
 from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate
 from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_score
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
-from codeqa_lsp.retrieval.priors import QueryPriors, is_non_code, path_kind
+from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
     QueryInfo,
@@ -86,6 +88,9 @@ LITERAL_CANDIDATES = 20
 NON_CODE_HEAD = 3
 
 
+_DenseSide = tuple[list[tuple[Chunk, float]], list[tuple[Chunk, float]]]  # see _dense_side
+
+
 @dataclass
 class _Arms:
     bm25: list[tuple[Chunk, float]]
@@ -110,6 +115,7 @@ class HybridSearcher:
         self.settings = settings
         # None: the fusion measured best for this embedder (see fusion.py).
         self.fusion = fusion or fusion_for(indexer.embedder.name)
+        self.feedback = feedback_for(indexer.embedder.name)
         self._pool: ThreadPoolExecutor | None = None
         self._resolver: tuple[tuple[int, ...], PathResolver] | None = None
         self._pool_lock = threading.Lock()
@@ -169,33 +175,13 @@ class HybridSearcher:
         ranked: list[tuple[Chunk, float]],
         named_exists: bool,
     ) -> Verdict:
-        """Confidence from code evidence only: a LICENSE, CI file or changelog that matches
-        best never makes a question about behaviour confident (unless it asks about them,
-        `QueryPriors`), and a ranking led only by such files is not confident."""
-        allowed = QueryPriors(query).factors
-
-        def counts(chunk: Chunk) -> bool:
-            kind = path_kind(chunk.path)
-            return not is_non_code(chunk.path) or allowed.get(kind, 1.0) >= 1.0
-
-        dense = [s for c, s in arms.dense or [] if counts(c)] if mode != "bm25" else []
-        top_cosine = dense[0] if dense else (0.0 if arms.dense else None)
-        if arms.dense is None or mode == "bm25":
-            top_cosine = None
-        top_bm25 = next((c for c, _ in arms.bm25 if counts(c)), None) if mode != "dense" else None
-        head = [c for c, _ in ranked[:NON_CODE_HEAD]]
-        if head and not any(counts(c) for c in head):
-            return Verdict(
-                False,
-                "no good source: the best matches are not code "
-                f"({', '.join(dict.fromkeys(c.path for c in head))})",
-            )
-        return judge(
+        return code_verdict(
             query,
-            top_bm25=top_bm25,
-            top_cosine=top_cosine,
+            bm25=arms.bm25 if mode != "dense" else None,
+            dense=arms.dense if mode != "bm25" else None,
+            head=[c for c, _ in ranked[:NON_CODE_HEAD]],
             floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
-            exact_symbol=named_exists,
+            named_exists=named_exists,
         )
 
     # -- arms --------------------------------------------------------------------------------
@@ -220,23 +206,29 @@ class HybridSearcher:
         # The embedder reads only its first 256 tokens: of a pasted issue, the title and
         # what follows once the template's comments and environment listings are gone.
         dense_text = strip_boilerplate(query) if long_query else query
-        dense_future: Future[list[tuple[Chunk, float]]] | None = None
-        if want_dense and want_bm25:
-            dense_future = self._executor().submit(self.indexer.dense, dense_text, limit, filters)
         bm25_limit = max(limit, BM25_CANDIDATES) if mode == "hybrid" else limit
+        # A question's dense arm also gives the BM25 list of its feedback words.
+        fed_limit = bm25_limit if mode == "hybrid" and not long_query else 0
+        dense_future: Future[_DenseSide] | None = None
+        if want_dense and want_bm25:
+            dense_future = self._executor().submit(
+                self._dense_side, query, dense_text, limit, filters, fed_limit
+            )
         if long_query:
             terms = self._salient(query, terms)
         bm25 = self.indexer.bm25_terms(terms, bm25_limit, filters) if want_bm25 else []
         extra = expansion_terms(query) if mode == "hybrid" and not long_query else []
         if extra:
-            bm25 = self._expanded(extra, bm25, bm25_limit, filters)
+            expanded = self.indexer.bm25_terms(extra, bm25_limit, filters)
+            bm25 = _added(bm25, expanded, EXPANSION_WEIGHT, bm25_limit)
             terms = [*terms, *extra]  # whole-file evidence (second stage) counts them too
+        dense: list[tuple[Chunk, float]] | None = None
         if dense_future is not None:
-            dense: list[tuple[Chunk, float]] | None = dense_future.result()
+            dense, fed = dense_future.result()
+            if fed and self.feedback is not None:
+                bm25 = _added(bm25, fed, self.feedback.weight, bm25_limit)
         elif want_dense:
             dense = self.indexer.dense(dense_text, limit, filters)
-        else:
-            dense = None
         arms = _Arms(
             bm25=_passing(bm25, filters),
             dense=None if dense is None else _passing(dense, filters),
@@ -255,22 +247,22 @@ class HybridSearcher:
         counts, total = self.indexer.file_document_counts(terms)
         return salient_terms(query, terms, counts, total) or terms
 
-    def _expanded(
+    def _dense_side(
         self,
-        extra: list[str],
-        bm25: list[tuple[Chunk, float]],
+        query: str,
+        dense_text: str,
         limit: int,
         filters: SearchFilters | None,
-    ) -> list[tuple[Chunk, float]]:
-        """The BM25 list with the BM25 score of the code-vocabulary terms `extra` added at
-        `EXPANSION_WEIGHT` (`expansion.py`)."""
-        chunks = {c.id: c for c, _ in bm25}
-        scores = {c.id: s for c, s in bm25}
-        for chunk, score in self.indexer.bm25_terms(extra, limit, filters):
-            chunks.setdefault(chunk.id, chunk)
-            scores[chunk.id] = scores.get(chunk.id, 0.0) + EXPANSION_WEIGHT * score
-        ranked = sorted(scores.items(), key=lambda item: -item[1])[:limit]
-        return [(chunks[doc], score) for doc, score in ranked]
+        fed_limit: int,
+    ) -> _DenseSide:
+        """The dense arm and, when `fed_limit`, the BM25 list (that long) of the words its
+        first chunks lend (`feedback.py`), in the search pool beside the BM25 arm."""
+        dense = self.indexer.dense(dense_text, limit, filters)
+        fb = self.feedback
+        if not dense or not fed_limit or fb is None or dense[0][1] >= fb.sure_cosine:
+            return dense, []  # no feedback wanted, or the dense arm is sure (`feedback.py`)
+        words = feedback_terms(query, [c for c, _ in dense], self.indexer.file_document_counts, fb)
+        return dense, self.indexer.bm25_terms(words, fed_limit, filters) if words else []
 
     def _complete_cosines(self, query: str, arms: _Arms) -> dict[str, float]:
         """Cosines for BM25 candidates outside the dense arm's top list.
@@ -463,6 +455,20 @@ def _named_first(ranked: list[tuple[Chunk, float]], named: set[str]) -> list[tup
     """A navigation query's named definitions stay first after reranking."""
     head = [item for item in ranked if item[0].id in named]
     return head + [item for item in ranked if item[0].id not in named]
+
+
+def _added(
+    base: list[tuple[Chunk, float]], extra: list[tuple[Chunk, float]], weight: float, limit: int
+) -> list[tuple[Chunk, float]]:
+    """`base` (BM25) plus `weight` x each score in `extra`, the BM25 list of added terms
+    (`expansion.py`, `feedback.py`); best first, at most `limit`."""
+    chunks = {c.id: c for c, _ in base}
+    scores = {c.id: s for c, s in base}
+    for chunk, score in extra:
+        chunks.setdefault(chunk.id, chunk)
+        scores[chunk.id] = scores.get(chunk.id, 0.0) + weight * score
+    ranked = sorted(scores.items(), key=lambda item: -item[1])[:limit]
+    return [(chunks[doc], score) for doc, score in ranked]
 
 
 def _passing(
