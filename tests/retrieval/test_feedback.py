@@ -14,6 +14,7 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders.local import is_available
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.retrieval.feedback import Feedback, feedback_for, feedback_terms
+from codeqa_lsp.retrieval.fusion import fusion_for
 from codeqa_lsp.retrieval.search import HybridSearcher
 
 CACHE = '''
@@ -57,8 +58,12 @@ def test_words_frequent_in_the_first_chunks_and_rare_in_the_index_come_first() -
     # `ttl` and `heap` are the chunk's own rare words; `entries` is the question's own.
     assert len(words) == 3 and {"ttl", "heap"} <= set(words) and "entries" not in words
     assert "store" not in words  # frequent in the chunk, but in most files
-    assert feedback_for("hash") is None and feedback_for("local") == Feedback()
-    assert feedback_for("openai") == Feedback()  # a remote model is semantic too
+    # Sure where fusion gives BM25 its least weight; a remote model is semantic too.
+    assert feedback_for("hash") is None
+    confidence = fusion_for("local").dense_confidence
+    assert confidence is not None
+    assert feedback_for("local") == Feedback(sure_cosine=confidence.high)
+    assert feedback_for("openai") == Feedback()
 
 
 @pytest.mark.local_model
@@ -87,7 +92,8 @@ def test_the_bm25_arm_finds_what_shares_the_dense_arms_words_not_the_questions(
         off = searcher._run_arms(question, 50, None, "hybrid", indexer.coverage())
         assert "rebuild_ttl_heap" not in [c.symbol for c, _ in off.bm25]
         # A dense arm at least as sure as `sure_cosine` gets no feedback.
-        assert on.dense[0][1] < Feedback().sure_cosine
+        local = feedback_for("local")
+        assert local is not None and on.dense[0][1] < local.sure_cosine < 1.0
         searcher.feedback = Feedback(sure_cosine=on.dense[0][1])
         sure = searcher._run_arms(question, 50, None, "hybrid", indexer.coverage())
         assert "rebuild_ttl_heap" not in [c.symbol for c, _ in sure.bm25]
