@@ -7,18 +7,18 @@ small.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.index.store_sql import CHUNK_COLUMNS, row_to_chunk, where_clause
+from codeqa_lsp.index.store_sql import (
+    CHUNK_COLUMNS,
+    ReadsThroughStore,
+    row_to_chunk,
+    where_clause,
+)
 
 
-class ChunkQueries:
-    def _reader(self) -> sqlite3.Connection:
-        """The calling thread's read connection (`Store` provides it)."""
-        raise NotImplementedError
-
+class ChunkQueries(ReadsThroughStore):
     def definitions_in_paths(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
         """(id, path, symbol) of every first piece of a chunk in `paths`: cheap metadata for
         picking which chunks of a file to show when only the whole file matched."""

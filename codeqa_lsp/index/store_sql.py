@@ -6,6 +6,7 @@ queries) so each stays small; nothing here opens a connection.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -114,3 +115,11 @@ def where_clause(
             clauses.append(f"globmatch({alias}path, ?)")
             args.append("\n".join(filters.path_globs))
     return ("WHERE " + " AND ".join(clauses), args) if clauses else ("", args)
+
+
+class ReadsThroughStore:
+    """Base of `Store`'s read mixins (`text_search.TextSearch`, `store_reads.ChunkQueries`):
+    they need only the calling thread's read connection, which `Store` provides."""
+
+    def _reader(self) -> sqlite3.Connection:
+        raise NotImplementedError

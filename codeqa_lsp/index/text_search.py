@@ -21,7 +21,12 @@ from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.sparse import CHUNKS, FILES, Space
 from codeqa_lsp.index.sparse_read import SparseReader
 from codeqa_lsp.index.stems import STEMMER
-from codeqa_lsp.index.store_sql import CHUNK_COLUMNS, row_to_chunk, where_clause
+from codeqa_lsp.index.store_sql import (
+    CHUNK_COLUMNS,
+    ReadsThroughStore,
+    row_to_chunk,
+    where_clause,
+)
 from codeqa_lsp.index.tokens import fts_match_expression, query_terms
 
 log = logging.getLogger(__name__)
@@ -37,12 +42,8 @@ BM25_WEIGHTS = (1.0, 5.0, 1.0, 1.0)
 FILE_BM25_WEIGHTS = (2.0, 1.0)
 
 
-class TextSearch:
+class TextSearch(ReadsThroughStore):
     _sparse: dict[int, SparseReader]  # by space id (`Store` creates them)
-
-    def _reader(self) -> sqlite3.Connection:
-        """The calling thread's read connection (`Store` provides it)."""
-        raise NotImplementedError
 
     def _sparse_ranked(
         self, space: Space, terms: Sequence[str], weights: Sequence[float], limit: int, fetch: str

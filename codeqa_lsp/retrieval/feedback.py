@@ -7,9 +7,10 @@ weighs BM25 in, and the answer sinks. The dense arm's first chunks know the code
 (`decodeURIComponent`, `URIError`, `param`), so BM25 searches those too: the words that are
 frequent in the first `chunks` dense results and rare in the repository (tf x idf over
 files) are run as a second BM25 query whose score is added at `weight` of the question's.
-Not when the dense arm is sure (top cosine >= `sure_cosine`): that is where fusion gives BM25
-its least weight anyway (`fusion.DenseConfidence.high`, 0.70 for MiniLM, taken from there),
-and the words of chunks it already ranks right only stir the BM25 list.
+Not when the dense arm is sure: at the top cosine where the search's fusion gives BM25 its
+least weight anyway (`fusion.DenseConfidence.high`, 0.70 for MiniLM; a fusion without that
+point, as a remote model's, always gets feedback), the words of chunks the dense arm already
+ranks right only stir the BM25 list.
 Classic feedback (Rocchio, RM3) takes the lexical arm's own first results; here the semantic
 arm's are used, because BM25's first results are what went wrong.
 
@@ -50,11 +51,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
-from codeqa_lsp.retrieval.fusion import fusion_for
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,6 @@ class Feedback:
     # Words of the feedback chunks whose file frequency is looked up (by tf, most first):
     # one FTS5 count each, ~0.07 ms at 7,000 files.
     pool: int = 30
-    # No feedback when the dense arm's top cosine reaches this (never, by default).
-    sure_cosine: float = math.inf
 
 
 # None: no feedback. Embedders not named (remote models) are semantic: they get local's.
@@ -76,13 +74,7 @@ DocumentCounts = Callable[[Sequence[str]], tuple[dict[str, int], int]]
 
 
 def feedback_for(embedder_name: str) -> Feedback | None:
-    """This embedder's feedback, sure where its fusion trusts the dense arm most (a remote
-    model's fusion has no such point: it always gets feedback)."""
-    feedback = FEEDBACK_BY_EMBEDDER.get(embedder_name, Feedback())
-    confidence = fusion_for(embedder_name).dense_confidence
-    if feedback is None or confidence is None:
-        return feedback
-    return replace(feedback, sure_cosine=confidence.high)
+    return FEEDBACK_BY_EMBEDDER.get(embedder_name, Feedback())
 
 
 def feedback_terms(

@@ -258,8 +258,8 @@ class HybridSearcher:
         """The dense arm and, when `fed_limit`, the BM25 list (that long) of the words its
         first chunks lend (`feedback.py`), in the search pool beside the BM25 arm."""
         dense = self.indexer.dense(dense_text, limit, filters)
-        fb = self.feedback
-        if not dense or not fed_limit or fb is None or dense[0][1] >= fb.sure_cosine:
+        fb, sure = self.feedback, self.fusion.dense_confidence
+        if not dense or not fed_limit or fb is None or (sure and dense[0][1] >= sure.high):
             return dense, []  # no feedback wanted, or the dense arm is sure (`feedback.py`)
         words = feedback_terms(query, [c for c, _ in dense], self.indexer.file_document_counts, fb)
         return dense, self.indexer.bm25_terms(words, fed_limit, filters) if words else []

