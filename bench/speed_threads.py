@@ -37,11 +37,13 @@ from corpora import corpus_root
 
 # (variant, intra-op threads, spinning, batch size); the first is today's default.
 SETTINGS: tuple[tuple[str, int, bool, int], ...] = (
+    ("ffn-int8", 2, False, 8),
+    ("ffn-int8", 2, True, 8),
+    ("ffn-int8", 1, False, 8),
+    ("ffn-int8", 2, False, 4),
+    ("ffn-int8", 2, False, 16),
+    ("ffn-int8", 2, False, 32),
     ("fp32", 2, False, 8),
-    ("fp32", 2, True, 8),
-    ("fp32", 1, False, 8),
-    ("fp32", 2, False, 16),
-    ("fp32", 2, False, 32),
     ("int8", 2, False, 8),
 )
 QUERIES = (

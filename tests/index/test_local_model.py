@@ -44,8 +44,14 @@ REFERENCE_VECTORS = [
     "7igjoGeqI5x/mVGtui0fqFSkfafNLAclgiAKqAarFqW0nXGoCqz+E5UumA2YKPst9aibqLisXKrfGj6th6KqoWCniyPtK82g7R4/qv0YLqIRrG0prqrComUmWS7iHUOQj6LKoEmkjiyqrBQs/6vgJs8k7Bvto6yeOyqcK72U1KajrQcREaSkHbqrQimvLtStXS14LSsv06qIKJ6uO6gWKwix+qnzqUouWCBQr3aiJBiRJ2KmFKaJKBUcmp+CpLMpBCt5qOqh4inTocQliqVOqRclWyjeJnCt9yB/qnor6Khim5Ag2xwTJ4erlyfWH+0ZOyphpOOXoqgNrX8nzCkAgJWm7KlAKASn2h+/qBwngijKq/GjqKFvKyCrMSC7JRAYbh/4LJsjL6kWLB2sRaktrOsZySrJqOAkH6lLKaKt2SaNoXGqOaRBHfaiNhwuoiuyASdbIDomR6ScrfYiqitkL4Kdeyi+IuCsqKiHKU6uBInTKjstXCyiJtQmEilZJhgw26MOKFElsKbTLoOsX60gqPio6RYfqDulbZoXrj+sxquxJiyqmhGdJtCouiTdKkihBicIHNuuf6vdLueqJqoAgOMusJwyL7AgzSdIrRsd2hpmK/uVEqRlqHAwiKixLQQtrKkBrAAmOqhnqJWroqCMHv+vJioXlG+o5aQ6qlQi/hWOJEGkH6QAHl4h7qBJoQMuBCwGKzshtybbosas1ZR5HhEq5ImtLD2dj6s1oYUifi1drB8ob6V5qlKmk6vQp44sLSYdphGsc68TI5abnS/CLVIuJam+rQGdx6BnpBeYgCWepeCmFCoJKhet4qy+JSQsFqEFJ7anbKa8KLik+ygBgLmsO6hVKFQrVaI7qKIp4Cs2LIMfpS0pKVWpaaiqoBct96WoKAqm/Sp6I42rFS4yI7KrkKBKqaKoeim8KZwo7KQlLZYctiiqKRGtzywcpyudTaQlHBGxdiVMnTunfq83KA6n+SmuqfipCaXNqnOsrilwGSQt76gfnUsoLiobKYcp",
 ]
 # fp32 runs the same arithmetic as torch (differences ~1e-7); int8 per-channel quantisation
-# measured a mean cosine of 0.993 to torch on CoSQA functions, min 0.987 (bench/embedders.py).
-MIN_COSINE = {"fp32": 0.9999, "int8": 0.98}
+# measured a mean cosine of 0.993 to torch on CoSQA functions, min 0.987 (bench/embedders.py);
+# ffn-int8 (per-token scales on the feed-forward layers only) 0.9989-0.9991 on these three
+# snippets, 0.9992 mean / 0.998 min on 400 click/src chunks (quantize.py).
+MIN_COSINE = {"fp32": 0.9999, "ffn-int8": 0.997, "int8": 0.98}
+# A text's vector must not depend on the texts batched with it. fp32 and ffn-int8 (one
+# activation scale per token) reproduce it to ~1e-7; int8's one scale per batch tensor moves
+# it by up to 0.008 in cosine.
+MIN_BATCHED_COSINE = {"fp32": 0.99999, "ffn-int8": 0.99999, "int8": 0.98}
 
 
 def reference() -> np.ndarray:
@@ -57,7 +63,7 @@ def reference() -> np.ndarray:
     )
 
 
-@pytest.mark.parametrize("variant", ["fp32", "int8"])
+@pytest.mark.parametrize("variant", ["fp32", "ffn-int8", "int8"])
 def test_vectors_agree_with_the_torch_reference(variant: str) -> None:
     vectors = LocalEmbedder(variant=variant).embed(REFERENCE_SNIPPETS)
     expected = reference()
@@ -66,10 +72,9 @@ def test_vectors_agree_with_the_torch_reference(variant: str) -> None:
         np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5
     )
     assert cosines.min() >= MIN_COSINE[variant], cosines
-    # Batching must not change a text's vector beyond the variant's noise: embedded alone,
-    # each text lands where it landed inside the length-sorted batch.
+    # Embedded alone, each text lands where it landed inside the length-sorted batch.
     alone = np.concatenate([LocalEmbedder(variant=variant).embed([t]) for t in REFERENCE_SNIPPETS])
-    assert ((alone * vectors).sum(axis=1)).min() >= MIN_COSINE[variant]
+    assert ((alone * vectors).sum(axis=1)).min() >= MIN_BATCHED_COSINE[variant]
 
 
 def test_long_texts_are_truncated_at_256_tokens_not_the_tokenizers_128() -> None:
@@ -102,8 +107,8 @@ def test_dense_finds_meaning_without_shared_words(tmp_path: Path) -> None:
 def test_model_stamp_change_re_embeds_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """An index built with other numerics (here the fp32 variant) is re-embedded on the next
-    start with the current stamp, once: the start after that embeds nothing."""
+    """An index built with other numerics (fp32, the default before ffn-int8) is re-embedded
+    on the next start with the current stamp, once: the start after that embeds nothing."""
     root = tmp_path / "ws"
     root.mkdir()
     for name, text in FILES.items():
@@ -120,7 +125,7 @@ def test_model_stamp_change_re_embeds_once(
     monkeypatch.setattr(local, "DEFAULT_VARIANT", "fp32")
     old_stamp, embedded = run()
     assert embedded == 5
-    monkeypatch.setattr(local, "DEFAULT_VARIANT", "int8")
+    monkeypatch.setattr(local, "DEFAULT_VARIANT", "ffn-int8")
     with caplog.at_level(logging.WARNING, logger="codeqa_lsp.index.indexer"):
         new_stamp, embedded = run()
     assert new_stamp != old_stamp and embedded == 5
@@ -214,6 +219,34 @@ def test_int8_weights_have_one_scale_per_output_channel() -> None:
         assert initializers[zero_point] == [columns], (node.name, initializers[zero_point])
         checked += 1
     assert checked == 6 * 4  # per layer: QKV, attention output, feed-forward up and down
+
+
+def test_ffn_int8_quantises_the_feed_forward_layers_per_token() -> None:
+    """ffn-int8 turns exactly the twelve feed-forward products into int8 ones whose activation
+    scales are per row (one per token), and leaves attention in fp32 (quantize.py)."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(LocalEmbedder(variant="ffn-int8").cached_model_path()))
+    initializers = {t.name: t for t in model.graph.initializer}
+    ops = [node.op_type for node in model.graph.node]
+    assert ops.count("Attention") == 6 and "QAttention" not in ops
+    products = [node for node in model.graph.node if node.op_type == "MatMulInteger"]
+    assert sorted(node.name for node in products) == sorted(
+        f"l{i}_{kind}" for i in range(6) for kind in ("ff1", "ff2")
+    )
+    for node in products:
+        weights = initializers[node.input[1]]
+        assert weights.data_type == onnx.TensorProto.INT8
+        # One scale per output column: every column uses the full int8 range.
+        assert (np.abs(numpy_helper.to_array(weights)).max(axis=0) == 127).all(), node.name
+    quantisers = [node for node in model.graph.node if node.op_type == "QuantizeLinear"]
+    assert len(quantisers) == 12
+    for node in quantisers:
+        axis = next(a.i for a in node.attribute if a.name == "axis")
+        assert axis == 0  # rows of the [tokens, features] activations: a scale per token
+    remaining = [n.name for n in model.graph.node if n.op_type == "MatMul"]
+    assert not any(name.endswith(("_ff1", "_ff2")) for name in remaining), remaining
 
 
 def test_spinning_pool_threads_change_timing_not_vectors() -> None:

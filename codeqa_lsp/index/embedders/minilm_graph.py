@@ -15,10 +15,9 @@ directly (what its transformer optimiser would produce from an export):
       MatMul + SkipLayerNormalization   down-projection, bias, residual, LayerNorm
     masked mean pooling      (sentence-transformers' Pooling module, mean over real tokens)
 
-L2 normalisation stays in numpy. The int8 variant is onnxruntime's dynamic quantisation
-with per-channel weight scales (per-tensor scales cost 0.017 nDCG@10 on CoSQA); local.py
-says why fp32 stays the default. Building takes ~2 s for fp32 and ~10 s for int8 (the
-quantiser), once per machine, and needs the `onnx` package but not torch.
+L2 normalisation stays in numpy. The two int8 variants (`quantize.py`) rewrite this graph;
+local.py says which is the default and why. Building takes ~2 s (fp32, ffn-int8) or ~10 s
+(int8: the quantiser), once per machine, and needs the `onnx` package but not torch.
 
 Only `build()` needs the `onnx` package (and the quantiser); running the result needs
 onnxruntime alone.
@@ -27,7 +26,6 @@ onnxruntime alone.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import struct
 import tempfile
@@ -39,7 +37,7 @@ import numpy as np
 # Bump when the graph or its numerics change: it is part of the cached file's name and of
 # the embedder's model stamp, so indexes built with an older graph re-embed once.
 BUILDER_VERSION = 1
-VARIANTS = ("fp32", "int8")
+VARIANTS = ("fp32", "ffn-int8", "int8")  # quantize.py says how the int8 ones differ
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
 
@@ -293,13 +291,17 @@ def build(model_dir: Path, target: Path, variant: str) -> None:
     pair."""
     import onnx
 
+    from codeqa_lsp.index.embedders.quantize import dynamic_int8, feed_forward_int8
+
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     target.parent.mkdir(parents=True, exist_ok=True)
     model = build_graph(model_dir)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp:
         if variant == "int8":
-            model = _quantized(model, Path(tmp))
+            model = dynamic_int8(model, Path(tmp))
+        elif variant == "ffn-int8":
+            model = feed_forward_int8(model)
         staged = Path(tmp) / target.name
         onnx.save(
             model,
@@ -311,29 +313,3 @@ def build(model_dir: Path, target: Path, variant: str) -> None:
         )
         os.replace(data_path(staged), data_path(target))
         os.replace(staged, target)
-
-
-def _quantized(model: Any, tmp: Path) -> Any:
-    """The int8 variant of the fp32 `model`: onnxruntime's dynamic quantisation, one weight
-    scale per output channel (the quantiser works on files, so it goes through `tmp`)."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    fp32, int8 = tmp / "fp32.onnx", tmp / "int8.onnx"
-    onnx.save(model, str(fp32))
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # the quantiser logs every tensor on the root logger
-    try:
-        quantize_dynamic(
-            str(fp32),
-            str(int8),
-            per_channel=True,
-            weight_type=QuantType.QInt8,
-            # The fused contrib ops carry no inferred output types; without a default the
-            # quantiser refuses the graph.
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )
-    finally:
-        root.setLevel(level)
-    return onnx.load(str(int8))
