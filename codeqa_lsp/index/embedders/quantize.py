@@ -29,6 +29,7 @@ only when a model is built, never at query time.
 
 from __future__ import annotations
 
+import functools
 import logging
 import platform
 import subprocess
@@ -53,8 +54,9 @@ def needs_exact_int8_products(machine: str, cpu_flags: str | None) -> bool:
     return not any(flag in ("avx512vnni", "avxvnni") for flag in flags)
 
 
+@functools.cache
 def cpu_flags() -> str | None:
-    """This CPU's feature flags, or None where they cannot be read cheaply."""
+    """This CPU's feature flags, or None where they cannot be read cheaply (read once)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
             for line in cpuinfo:
