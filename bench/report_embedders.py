@@ -224,4 +224,6 @@ def _threads(doc: Doc | None) -> list[str]:
             rows,
         )
         lines.append("")
+    if doc.get("note"):
+        lines += [f"_{doc['note']}_", ""]
     return lines
