@@ -107,7 +107,7 @@ def dynamic_int8(model: Any, tmp: Path) -> Any:
 def feed_forward_int8(model: Any) -> Any:
     """The `ffn-int8` variant of the fp32 `model`, rewritten in place: every feed-forward
     MatMul becomes the per-token int8 subgraph described above."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     graph = model.graph
     initializers = {tensor.name: tensor for tensor in graph.initializer}
@@ -118,12 +118,22 @@ def feed_forward_int8(model: Any) -> Any:
 
     row_floor = constant("ffn_row_floor", np.array(_ROW_FLOOR, dtype=np.float32))
     levels = constant("ffn_levels", np.array(127.0, dtype=np.float32))
-    zero = constant("ffn_zero", np.array(0.0, dtype=np.float32))
-    midpoint = constant("ffn_midpoint", np.array(128.0, dtype=np.float32))
     zero_point = constant("ffn_zero_point", np.array(128, dtype=np.uint8))
     node = helper.make_node
-    # [batch, sequence] of the encoder's activations, to give each 2-D product its 3-D shape back.
-    nodes = [node("Shape", ["hidden_0"], ["ffn_batch_sequence"], start=0, end=2)]
+    # Computed once for all twelve products: [batch, sequence] of the encoder's activations
+    # (to give each 2-D product its 3-D shape back), and the per-row zero points QuantizeLinear
+    # wants shaped like its scales (128 for each of the batch x sequence rows).
+    nodes = [
+        node("Shape", ["hidden_0"], ["ffn_batch_sequence"], start=0, end=2),
+        node("ReduceProd", ["ffn_batch_sequence"], ["ffn_rows"], keepdims=1),
+        node(
+            "ConstantOfShape",
+            ["ffn_rows"],
+            ["ffn_zero_points"],
+            value=numpy_helper.from_array(np.array([128], dtype=np.uint8)),
+        ),
+    ]
+    output_shapes: dict[int, str] = {}  # columns -> [batch, sequence, columns]
     for original in graph.node:
         if original.op_type != "MatMul" or not original.name.endswith(FEED_FORWARD_SUFFIXES):
             nodes.append(original)
@@ -138,28 +148,33 @@ def feed_forward_int8(model: Any) -> Any:
         constant(f"{p}_wq", quantised)
         constant(f"{p}_w_scale", weight_scale.astype(np.float32))
         constant(f"{p}_flat", np.array([-1, rows_in], dtype=np.int64))
-        constant(f"{p}_columns", np.array([columns], dtype=np.int64))
+        if columns not in output_shapes:
+            output_shapes[columns] = f"ffn_shape_{columns}"
+            width = constant(f"ffn_columns_{columns}", np.array([columns], dtype=np.int64))
+            nodes.append(
+                node(
+                    "Concat",
+                    ["ffn_batch_sequence", width],
+                    [output_shapes[columns]],
+                    axis=0,
+                )
+            )
         nodes += [
             node("Reshape", [x, f"{p}_flat"], [f"{p}_x"]),
             node("Abs", [f"{p}_x"], [f"{p}_abs"]),
             node("ReduceMax", [f"{p}_abs"], [f"{p}_peak"], axes=[1], keepdims=0),
             node("Max", [f"{p}_peak", row_floor], [f"{p}_peak_floored"]),
             node("Div", [f"{p}_peak_floored", levels], [f"{p}_scale"]),
-            # QuantizeLinear wants a zero point shaped like its scale: 128 for every row.
-            node("Mul", [f"{p}_scale", zero], [f"{p}_zeros"]),
-            node("Add", [f"{p}_zeros", midpoint], [f"{p}_midpoints"]),
-            node("Cast", [f"{p}_midpoints"], [f"{p}_zero_points"], to=TensorProto.UINT8),
             node(
                 "QuantizeLinear",
-                [f"{p}_x", f"{p}_scale", f"{p}_zero_points"],
+                [f"{p}_x", f"{p}_scale", "ffn_zero_points"],
                 [f"{p}_xq"],
                 axis=0,
             ),
             node("MatMulInteger", [f"{p}_xq", f"{p}_wq", zero_point], [f"{p}_product"], name=p),
             node("DequantizeLinear", [f"{p}_product", f"{p}_scale"], [f"{p}_rows"], axis=0),
             node("Mul", [f"{p}_rows", f"{p}_w_scale"], [f"{p}_y"]),
-            node("Concat", ["ffn_batch_sequence", f"{p}_columns"], [f"{p}_shape"], axis=0),
-            node("Reshape", [f"{p}_y", f"{p}_shape"], [original.output[0]]),
+            node("Reshape", [f"{p}_y", output_shapes[columns]], [original.output[0]]),
         ]
     del graph.node[:]
     graph.node.extend(nodes)
