@@ -27,6 +27,13 @@ hash hit@5 0.75 → 0.73 on the 100 questions; 0.25: 0.71). The file term scaled
 chunk's own fused score (or its square root), so a strong file lifts only its relevant
 definitions (2026-11-25, local): hybrid hit@5 0.83-0.84 and MRR@10 0.631-0.651 on the 100
 questions for scales 1-3 against 0.84 / 0.643, CoSQA 0.598-0.599 = 0.599: noise, not a gain.
+Also tried (2026-11-25, local, the final top 50 of each query): a fitted pairwise (RankNet)
+linear scorer over 16 features (final, BM25 and cosine scores and ranks, kind, name and path
+overlap, length), each repository scored by weights fitted on the others: hit@5 / MRR@10
+requests 0.92 / 0.80 -> 0.88 / 0.76, click 0.92 / 0.82 -> 0.92 / 0.84, express 0.88 / 0.79
+-> 0.84 / 0.79, rxjs 0.72 / 0.58 = 0.72 / 0.58, CoSQA 0.600 -> 0.597. And diversity (the
+n-th result of one file or class scaled by 0.95^n ... 0.7^n): every factor lost, 0.86 / 0.748
+-> 0.86 / 0.745 ... 0.80 / 0.729; the answer's neighbours in its file are rarely noise.
 """
 
 from __future__ import annotations

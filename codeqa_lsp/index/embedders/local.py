@@ -46,6 +46,9 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # all 581 click/src chunks): fp32 8 -> 69-71, 16 -> 66, 32 -> 63, 64 -> 57 chunks/s (int8
 # 137 / 133 / 117 / 110); 4 is level with 8 and 2 is slower; on 3,000 short CoSQA functions
 # 8 and 16 are level (106/s). Smaller batches pad less and keep the matrices in cache.
+# Re-checked for ffn-int8 (2026-11-25, clean click/src indexes through `Indexer`, fresh
+# processes, 4 and 8 alternating, five each): 4 -> 9.8-11.0 s (mean 10.24), 8 -> 10.1-10.5 s
+# (mean 10.32); level within the noise, so 8 stays.
 BATCH_SIZE = 8
 # Calls with at most this many texts may run on the light session (see `LocalEmbedder._load`):
 # a search embeds one question; indexing embeds hundreds of chunks at a time.
@@ -250,7 +253,10 @@ class LocalEmbedder:
         kernels already). Pre-packing off (`packed=False`) opens in 4 ms but makes every
         forward pass 1.7x slower, so only small calls use it (`_load`). Two intra-op threads
         beat one even for one short question (7.7 vs 9.5 ms fp32, 6.2 vs 8.2 ms int8,
-        2026-11-23)."""
+        2026-11-23). Two one-thread sessions taking alternate batches instead of one session
+        with two threads: 9.9-10.4 s against 8.9-9.6 s for click/src's 813 texts (ffn-int8,
+        idle, three rounds, 2026-11-25), same vectors; the two cores share more than they
+        split."""
         import onnxruntime as ort
 
         from codeqa_lsp.index.embedders.quantize import cpu_flags, needs_exact_int8_products
