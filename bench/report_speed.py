@@ -82,12 +82,15 @@ def speed_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[st
         lines += [f"_{note}_", ""]
     if "index_click" in plots:
         lines += [f"![click/src index]({plots['index_click']})", ""]
-    lines += _large(speed) + _warm(speed) + _did_save(speed)
+    lines += _large(speed, docs.get("speed-vectorcode")) + _warm(speed) + _did_save(speed)
     lines += _latency(latency_doc(docs), speed, peers, plots)
     return lines
 
 
-def _large(speed: Doc | None) -> list[str]:
+def _large(speed: Doc | None, focused: Doc | None = None) -> list[str]:
+    """The large-tree index table. A skipped local run's time estimate is recomputed from
+    the newest click/src local rate (`speed.py --vs-vectorcode` re-runs it alone), so it
+    does not go on quoting the rate of the embedder the product had then."""
     large = dig(speed, "large")
     lines = ["### Full index, clean cache: large tree", ""]
     if not large:
@@ -101,7 +104,8 @@ def _large(speed: Doc | None) -> list[str]:
     rows = []
     for embedder, runs in (large.get("runs") or {}).items():
         if "not_run" in runs:
-            rows.append([embedder, runs["not_run"], None, None, None, None, None])
+            estimate = _local_estimate(focused, dig(large, "runs", "hash", "clean", "chunks"))
+            rows.append([embedder, estimate or runs["not_run"], None, None, None, None, None])
             continue
         c = runs.get("clean") or {}
         rows.append(
@@ -126,6 +130,18 @@ def _large(speed: Doc | None) -> list[str]:
             "MB / 1k chunks",
         ],
         rows,
+    )
+
+
+def _local_estimate(focused: Doc | None, chunks: int | None) -> str | None:
+    click = dig(focused, "click_src", "runs", "local", "clean_median") or {}
+    rate, date = click.get("chunks_per_s"), dig(focused, "machine", "date")
+    if not (rate and chunks):
+        return None
+    return (
+        f"skipped (run with --large-local): {chunks} chunks at the {rate} chunks/s of the "
+        f"newest click/src run ({(date or '?')[:10]}, whole wall time) would take about "
+        f"{chunks / rate / 60:.0f} minutes"
     )
 
 
