@@ -39,6 +39,7 @@ KNOWN = {
     "server",
     "speed-vectorcode",
     "speed-latency",
+    "speed-large",
     *EMBEDDER_FILES,
 }
 Doc = dict[str, Any]

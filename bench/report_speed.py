@@ -82,19 +82,28 @@ def speed_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[st
         lines += [f"_{note}_", ""]
     if "index_click" in plots:
         lines += [f"![click/src index]({plots['index_click']})", ""]
-    lines += _large(speed, docs.get("speed-vectorcode")) + _warm(speed) + _did_save(speed)
+    lines += _large(speed, docs.get("speed-vectorcode"), docs.get("speed-large"))
+    lines += _warm(speed) + _did_save(speed)
     lines += _latency(latency_doc(docs), speed, peers, plots)
     return lines
 
 
-def _large(speed: Doc | None, focused: Doc | None = None) -> list[str]:
-    """The large-tree index table. A skipped local run's time estimate is recomputed from
-    the newest click/src local rate (`speed.py --vs-vectorcode` re-runs it alone), so it
-    does not go on quoting the rate of the embedder the product had then."""
-    large = dig(speed, "large")
+def _large(
+    speed: Doc | None, focused: Doc | None = None, large_only: Doc | None = None
+) -> list[str]:
+    """The large-tree index table. Runs of `speed.py --large KINDS` (speed-large.json)
+    replace the full run's for their embedders, with their own machine line. A skipped
+    local run's time estimate is recomputed from the newest click/src local rate
+    (`speed.py --vs-vectorcode` re-runs it alone), so it does not go on quoting the rate
+    of the embedder the product had then."""
+    large = dig(speed, "large") or dig(large_only, "large")
     lines = ["### Full index, clean cache: large tree", ""]
     if not large:
         return [*lines, f"_{NOT_RUN}_", ""]
+    newer = dig(large_only, "large", "runs") or {}
+    if newer:
+        large = {**large, "runs": {**(large.get("runs") or {}), **newer}}
+        lines += [f"Rows {', '.join(newer)}: {machine_line(large_only)}", ""]
     tree = large.get("tree") or {}
     lines += [
         f"{tree.get('description', '')}: {tree.get('files')} files "
