@@ -104,6 +104,11 @@ def _large(
     if newer:
         large = {**large, "runs": {**(large.get("runs") or {}), **newer}}
         lines += [f"Rows {', '.join(newer)}: {machine_line(large_only)}", ""]
+        lines += [
+            _large_run_line(name, run, dig(large_only, "large", "tree"))
+            for name, run in newer.items()
+        ]
+        lines.append("")
     tree = large.get("tree") or {}
     lines += [
         f"{tree.get('description', '')}: {tree.get('files')} files "
@@ -139,6 +144,19 @@ def _large(
             "MB / 1k chunks",
         ],
         rows,
+    )
+
+
+def _large_run_line(name: str, run: Doc, tree: Doc | None) -> str:
+    """What the table has no column for: the tree of a separate run, when every chunk had
+    its first vector, the rate, and the warm start after it."""
+    clean, warm = run.get("clean") or {}, run.get("warm") or {}
+    return (
+        f"- {name}: {(tree or {}).get('files')} files in the tree at this run; every chunk "
+        f"embedded at {fmt(clean.get('dense_ready_seconds'), 0)} s, then "
+        f"{clean.get('windows_embedded')} later windows; {clean.get('chunks_per_s')} chunks/s "
+        f"over the whole wall time; warm start {warm.get('wall_s')} s with "
+        f"{warm.get('embedded')} chunks embedded."
     )
 
 
