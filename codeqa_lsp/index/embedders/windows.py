@@ -23,6 +23,13 @@ estimated from token counts, the chosen row counted exactly: 1,443 windows, 308k
 A chunk's vectors averaged into one instead (4 windows, stride 200): dense 0.65 / 0.444,
 hybrid 0.83 / 0.721; the best window is the better score. Windows overlap by 56 tokens so a
 statement cut at one window's end is whole in the next.
+
+Tried, not landed (2026-11-26, ffn-int8): no later windows for class and module chunks,
+whose later windows mostly repeat signatures their members' own chunks carry. click/src
+embeds 99 long chunks' windows instead of 133 and indexes 9.5% faster (10.5-10.9 s against
+11.7-12.2 s, three alternating clean runs); the 100 questions move from 0.86 / 0.748 to
+0.87 / 0.738 hybrid (dense 0.68 / 0.475). MRR lost as much as hit@5 gained, and SWE-bench,
+where a class's whole file is the answer, was not re-measured; the windows stay per chunk.
 """
 
 from __future__ import annotations
