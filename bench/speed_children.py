@@ -98,9 +98,10 @@ def child_latency(
     With `query_embedder` different from `embedder` (an index built with `hash`, queried
     with `local`), queries are embedded by MiniLM while the stored vectors come from the
     hashing embedder: same dimension (384), same hnswlib index, so each query does exactly
-    the work of a MiniLM-built index of that size. We do this because embedding 100k
-    chunks with MiniLM takes hours on 2 cores; the rankings are meaningless, the timings
-    are not. At the 1k point a real MiniLM index is measured too, as a check.
+    the work of a MiniLM-built index of that size, and the ~1k and ~10k points need no
+    MiniLM indexing run; the rankings are meaningless, the timings are not. Real MiniLM
+    indexes are measured too: click/src, and the large tree when `speed.py --large local`
+    has built one (~30 minutes on 2 cores).
     """
     ws = _workspace(root, index_dir, embedder)
     if query_embedder != embedder:
