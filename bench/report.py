@@ -25,7 +25,7 @@ from report_embedders import FILES as EMBEDDER_FILES
 from report_embedders import embedders_section
 from report_pgstore import pgstore_section
 from report_quality import quality_section
-from report_sections import latency_doc, summary_section
+from report_sections import latency_doc, latency_points, summary_section
 from report_speed import chunking_section, server_section, speed_section
 
 OUTPUT = REPO_ROOT / "BENCHMARKS.md"
@@ -137,12 +137,7 @@ def make_plots(docs: dict[str, Doc | None]) -> dict[str, str]:
 
 def _plot_latency(plt: Any, docs: dict[str, Doc | None]) -> Any:
     speed = latency_doc(docs)
-    points = [p for p in speed.get("latency", []) if p.get("ok") and p.get("chunks")]
-    # One point per size: a real MiniLM index over a hash-vector one of the same tree.
-    by_size: dict[int, Doc] = {}
-    for p in sorted(points, key=lambda p: p.get("vectors") == "local"):
-        by_size[p["chunks"]] = p
-    points = sorted(by_size.values(), key=lambda p: p["chunks"])
+    points = [p for p in latency_points(speed) if p.get("chunks")]
     if not points:
         return None
     xs = [p["chunks"] for p in points]

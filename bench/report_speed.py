@@ -118,7 +118,8 @@ def _large(
     rows = []
     for embedder, runs in (large.get("runs") or {}).items():
         if "not_run" in runs:
-            estimate = _local_estimate(focused, dig(large, "runs", "hash", "clean", "chunks"))
+            chunks = dig(large, "runs", "hash", "clean", "chunks")
+            estimate = _local_estimate(focused, chunks) or _local_estimate(speed, chunks)
             rows.append([embedder, estimate or runs["not_run"], None, None, None, None, None])
             continue
         c = runs.get("clean") or {}
@@ -160,9 +161,10 @@ def _large_run_line(name: str, run: Doc, tree: Doc | None) -> str:
     )
 
 
-def _local_estimate(focused: Doc | None, chunks: int | None) -> str | None:
-    click = dig(focused, "click_src", "runs", "local", "clean_median") or {}
-    rate, date = click.get("chunks_per_s"), dig(focused, "machine", "date")
+def _local_estimate(run: Doc | None, chunks: int | None) -> str | None:
+    """How long the large tree would take with MiniLM at `run`'s click/src local rate."""
+    click = dig(run, "click_src", "runs", "local", "clean_median") or {}
+    rate, date = click.get("chunks_per_s"), dig(run, "machine", "date")
     if not (rate and chunks):
         return None
     return (

@@ -32,6 +32,7 @@ import shutil
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -327,7 +328,8 @@ def run(quick: bool, large_local: bool, soak: bool = True) -> dict[str, Any]:
     if not quick:
         large = measure_large(("hash", "local") if large_local else ("hash",))
         if not large_local:
-            large["runs"]["local"] = {"not_run": _local_estimate(doc, large)}
+            # The report estimates the time from the newest click/src rate.
+            large["runs"]["local"] = {"not_run": "skipped (run with --large-local)"}
         doc["large"] = large
         _checkpoint(doc, quick)
     click_local = WORK_DIR / "click-local-0" / "index" if "local" in embedders else None
@@ -358,17 +360,27 @@ def _checkpoint(doc: dict[str, Any], quick: bool) -> None:
     write_result("speed", {**doc, "complete": False}, quick)
 
 
-def _local_estimate(doc: dict[str, Any], large: dict[str, Any]) -> str:
-    hash_clean = large["runs"]["hash"]["clean"]
-    local = (doc["click_src"]["runs"].get("local") or {}).get("clean_median") or {}
-    rate = local.get("chunks_per_s")
-    chunks = hash_clean.get("chunks")
-    if rate and chunks:
-        return (
-            f"skipped (run with --large-local): {chunks} chunks at the {rate} chunks/s "
-            f"measured on click/src would take about {chunks / rate / 60:.0f} minutes"
-        )
-    return "skipped (run with --large-local)"
+def measure_latency() -> dict[str, Any]:
+    """The query-latency points alone (`--latency`): a clean large hash index first."""
+    large = measure_large(("hash",))
+    root_click = corpus_root("click") / "src"  # read-only here: no private copy
+    click_local = fresh_dir("latency-click-local") / "index"
+    cli_index(root_click, "local", click_local, "clean")
+    return {
+        "query_embedder": "local",
+        "latency": measure_scale(large, click_local, root_click, "local", 100, SCALE_POINTS),
+        # The ~100k-chunk index the large point searches: how long it took, how big it is.
+        "large_index": large["runs"].get("hash", {}).get("clean"),
+    }
+
+
+def _measured_idle(measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`measure()`'s result with the load average before and after it: a focused re-run
+    states how idle the machine was, since its timings are compared with other runs."""
+    start = round(os.getloadavg()[0], 2)
+    result = measure()
+    result.update(load_average_start=start, load_average_end=round(os.getloadavg()[0], 2))
+    return result
 
 
 def main(argv: list[str]) -> int:
@@ -424,43 +436,22 @@ def main(argv: list[str]) -> int:
         print(f"wrote {path}")
         return 0
     if args.vs_vectorcode:
-        load0 = round(os.getloadavg()[0], 2)
-        click = measure_click_src(
-            ("local", "hash"), repeats=args.vs_vectorcode, with_vectorcode=True
+        click = _measured_idle(
+            lambda: measure_click_src(
+                ("local", "hash"), repeats=args.vs_vectorcode, with_vectorcode=True
+            )
         )
-        click.update(
-            {
-                "load_average_start": load0,
-                "load_average_end": round(os.getloadavg()[0], 2),
-                "default_variant": default_kind(),
-            }
-        )
+        click["default_variant"] = default_kind()
         path = write_result("speed-vectorcode", {"click_src": click}, False)
         print(f"wrote {path}")
         return 0
     if args.large:
-        load0 = round(os.getloadavg()[0], 2)
-        large = measure_large(tuple(args.large.split(",")))
-        large.update(load_average_start=load0, load_average_end=round(os.getloadavg()[0], 2))
+        large = _measured_idle(lambda: measure_large(tuple(args.large.split(","))))
         path = write_result("speed-large", {"large": large}, False)
         print(f"wrote {path}")
         return 0
     if args.latency:
-        load0 = round(os.getloadavg()[0], 2)
-        large = measure_large(("hash",))
-        root_click = corpus_root("click") / "src"  # read-only here: no private copy
-        click_local = fresh_dir("latency-click-local") / "index"
-        cli_index(root_click, "local", click_local, "clean")
-        points = measure_scale(large, click_local, root_click, "local", 100, SCALE_POINTS)
-        latency = {
-            "query_embedder": "local",
-            "latency": points,
-            # The ~100k-chunk index the large point searches: how long it took, how big it is.
-            "large_index": large["runs"].get("hash", {}).get("clean"),
-            "load_average_start": load0,
-            "load_average_end": round(os.getloadavg()[0], 2),
-        }
-        path = write_result("speed-latency", latency, False)
+        path = write_result("speed-latency", _measured_idle(measure_latency), False)
         print(f"wrote {path}")
         return 0
     doc = run(args.quick, args.large_local, soak=not args.no_soak)
