@@ -174,27 +174,30 @@ def test_a_cache_from_the_one_file_layout_is_rebuilt_once(
     assert np.allclose(after, before, atol=1e-5) and np.allclose(again, before, atol=1e-5)
 
 
-def test_a_question_and_a_batch_get_the_same_vectors() -> None:
-    """A small call runs on the light session (no pre-packed weights, quick to open), a
-    batch or many small calls on the packed one, which then serves small calls too; the
-    vectors must not depend on which session ran them."""
-    embedder = LocalEmbedder(variant="fp32")
-    question = REFERENCE_SNIPPETS[1]
-    light = embedder.embed([question])
-    assert embedder._session is None and embedder._light_session is not None
-    batch = embedder.embed([*REFERENCE_SNIPPETS, *FILES.values()])
-    assert embedder._session is not None and embedder._light_session is None
-    packed = embedder.embed([question])
-    assert np.allclose(light[0], batch[1], atol=1e-5)
-    # A long-lived process asking many questions moves to the packed session too.
-    asking = LocalEmbedder(variant="fp32")
-    for _ in range(local.LIGHT_CALLS):
-        asking.embed([question])
-    assert asking._session is None
-    asked = asking.embed([question])
-    assert asking._session is not None and np.allclose(asked[0], light[0], atol=1e-5)
-    assert np.allclose(packed[0], batch[1], atol=1e-5)
-    assert float(light[0] @ reference()[1]) >= MIN_COSINE["fp32"]
+# Questions whose ffn-int8 vectors moved most (cosine 0.99965-0.99983, up to 0.0054 in one
+# coordinate) when a session without pre-packed weights embedded them (removed 2026-11-26,
+# `LocalEmbedder._new_session`): from the 100 questions of shared/eval/questions.
+MOVED_QUESTIONS = (
+    "Where is the TypeError 'You provided ... where a stream was expected' created, and which "
+    "input kinds does innerFrom accept?",
+    "Which projection operator ignores new source values while an inner stream is still active?",
+    "If a server sends no charset, how is the body decoded into a str, and what happens when "
+    "the detected codec name is bogus?",
+)
+
+
+@pytest.mark.parametrize("variant", ["ffn-int8", "fp32"])
+def test_a_question_gets_the_same_vector_whatever_the_process_did_before(variant: str) -> None:
+    """A process's first question, the same question after a batch of chunks (what the
+    server does after indexing) and the same text inside a batch get one vector: the
+    ranking of a question must not depend on what was asked or indexed before it."""
+    first = LocalEmbedder(variant=variant)
+    alone = np.stack([first.embed([question])[0] for question in MOVED_QUESTIONS])
+    busy = LocalEmbedder(variant=variant)
+    batch = busy.embed([*MOVED_QUESTIONS, *REFERENCE_SNIPPETS, *FILES.values()])
+    later = np.stack([busy.embed([question])[0] for question in MOVED_QUESTIONS])
+    assert np.allclose(alone, later, atol=1e-5, rtol=0)
+    assert np.allclose(alone, batch[: len(MOVED_QUESTIONS)], atol=1e-5, rtol=0)
 
 
 def test_int8_weights_have_one_scale_per_output_channel() -> None:

@@ -50,14 +50,6 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # processes, 4 and 8 alternating, five each): 4 -> 9.8-11.0 s (mean 10.24), 8 -> 10.1-10.5 s
 # (mean 10.32); level within the noise, so 8 stays.
 BATCH_SIZE = 8
-# Calls with at most this many texts may run on the light session (see `LocalEmbedder._load`):
-# a search embeds one question; indexing embeds hundreds of chunks at a time.
-LIGHT_CALL_TEXTS = 4
-# Small calls served by the light session before a long-lived process (server, MCP, a
-# benchmark) opens the packed one anyway: opening it costs ~40 ms once and saves 2.5-3 ms on
-# every later question (query embedding p50 7.8-9.0 vs 5.8-6.4 ms, bench/speed.py --latency,
-# 2026-11-25), so it pays for itself after about 16 questions.
-LIGHT_CALLS = 16
 # ffn-int8: the feed-forward layers in int8 with one activation scale per token, attention
 # in fp32 (quantize.py). Quality decides, and issue 13 allows no loss beyond 0.01 on any set.
 # Measured in one run (bench/embedders.py, idle 2-core Xeon, 2026-11-25; BENCHMARKS.md
@@ -183,37 +175,21 @@ class LocalEmbedder:
         self.model_dir = model_dir or bundled_model_dir()
         self.cache_dir = cache_dir or default_model_cache()
         self._session: Any = None
-        self._light_session: Any = None
-        self._light_calls = 0
         self._tokenizer: Any = None
         self._whole_tokenizer: Any = None  # no truncation: for cutting windows
         self._lock = threading.Lock()
 
     # -- loading -------------------------------------------------------------------------
-    def _load(self, texts: int) -> tuple[Any, Any]:
-        """(session, tokenizer) for a call embedding `texts` texts.
-
-        Small calls (a question) use a session without pre-packed weights while the packed
-        one is not open: it opens in 4 ms instead of ~40 and runs a short question in 6-8 ms
-        instead of 3-5 (fresh processes, idle 2-core Xeon, 2026-11-25), so a one-shot
-        `codeqa search` saves ~30 ms; the vectors agree to 1e-6. The first larger call, or
-        the `LIGHT_CALLS`+1-th small one, opens the packed session, which then serves every
-        call."""
+    def _load(self) -> tuple[Any, Any]:
+        """(session, tokenizer), opened on first use: one session serves every call, so a
+        text's vector does not depend on what the process embedded before (see
+        `_new_session` for the session that was tried for small calls and removed)."""
         with self._lock, _load_errors():
             if self._tokenizer is None:
                 self._tokenizer = self._open_tokenizer()
-            if texts <= LIGHT_CALL_TEXTS:
-                self._light_calls += 1
-            if self._session is None and (
-                texts > LIGHT_CALL_TEXTS or self._light_calls > LIGHT_CALLS
-            ):
-                self._session = self._open_session(packed=True)
-                self._light_session = None
-            if self._session is not None:
-                return self._session, self._tokenizer
-            if self._light_session is None:
-                self._light_session = self._open_session(packed=False)
-            return self._light_session, self._tokenizer
+            if self._session is None:
+                self._session = self._open_session()
+            return self._session, self._tokenizer
 
     def _open_tokenizer(self) -> Any:
         from tokenizers import Tokenizer
@@ -227,7 +203,7 @@ class LocalEmbedder:
         tokenizer.enable_truncation(self.max_seq_length)
         return tokenizer
 
-    def _open_session(self, packed: bool) -> Any:
+    def _open_session(self) -> Any:
         path = self.cached_model_path()
         problem = _cached_file_problem(path)
         if problem is not None:
@@ -237,26 +213,37 @@ class LocalEmbedder:
                 )
             self._build(path)
         try:
-            return self._new_session(path, packed)
+            return self._new_session(path)
         except Exception as exc:  # the file checked out but onnxruntime refused it: rebuild once
             log.warning(
                 "cached embedding model %s failed to load (%s); rebuilding it", path.name, exc
             )
             self._build(path)
-            return self._new_session(path, packed)
+            return self._new_session(path)
 
-    def _new_session(self, path: Path, packed: bool) -> Any:
+    def _new_session(self, path: Path) -> Any:
         """Opening costs 39-42 ms for fp32 and ~20 ms for int8 (fresh processes, idle 2-core
         Xeon, 2026-11-25), because the weights are external data that onnxruntime maps
         instead of parsing (114-117 ms for fp32 from one file; `minilm_graph.data_path`).
         Optimisation level off measured no faster (114 ms: the graph is built with the fused
-        kernels already). Pre-packing off (`packed=False`) opens in 4 ms but makes every
-        forward pass 1.7x slower, so only small calls use it (`_load`). Two intra-op threads
-        beat one even for one short question (7.7 vs 9.5 ms fp32, 6.2 vs 8.2 ms int8,
-        2026-11-23). Two one-thread sessions taking alternate batches instead of one session
-        with two threads: 9.9-10.4 s against 8.9-9.6 s for click/src's 813 texts (ffn-int8,
-        idle, three rounds, 2026-11-25), same vectors; the two cores share more than they
-        split."""
+        kernels already). The weights are pre-packed for the kernels on several threads:
+        ffn-int8 opens in 16-17 ms instead of 28-29 ms, same vectors, byte for byte
+        (2026-11-26, three fresh processes). Pre-packed weights saved next to the model
+        (`session.save_external_prepacked_constant_initializers`) open in 18-19 ms from a
+        90 MB file: no gain.
+
+        Removed (2026-11-26): a second, light session without pre-packing (open 6-7 ms, a
+        question 6-7 ms instead of 3-4) for a process's first small calls, which saved
+        ~20 ms of a one-shot `codeqa search` (0.313 vs 0.333 s). With fp32 its vectors
+        matched the packed session's; with ffn-int8 they do not: 26 of the 100 questions
+        moved by more than 1e-5 in cosine (min 0.99965), so a question's ranking depended on
+        how many the process had asked before (click-20's answer 4th or 6th).
+
+        Two intra-op threads beat one even for one short question (7.7 vs 9.5 ms fp32, 6.2
+        vs 8.2 ms int8, 2026-11-23). Two one-thread sessions taking alternate batches
+        instead of one session with two threads: 9.9-10.4 s against 8.9-9.6 s for
+        click/src's 813 texts (ffn-int8, idle, three rounds, 2026-11-25), same vectors; the
+        two cores share more than they split."""
         import onnxruntime as ort
 
         from codeqa_lsp.index.embedders.quantize import cpu_flags, needs_exact_int8_products
@@ -272,8 +259,7 @@ class LocalEmbedder:
         )
         if needs_exact_int8_products(platform.machine(), cpu_flags()):  # quantize.py says why
             options.add_session_config_entry("session.x64quantprecision", "1")
-        if not packed:
-            options.add_session_config_entry("session.disable_prepacking", "1")
+        options.add_session_config_entry("session.prepack.enable_parallel", "1")
         options.log_severity_level = 3  # no warnings on stderr for every session
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
@@ -322,7 +308,7 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        session, tokenizer = self._load(len(texts))
+        session, tokenizer = self._load()
         encodings = tokenizer.encode_batch(list(texts))
         lengths = np.array([len(e.ids) for e in encodings])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
