@@ -33,7 +33,12 @@ overlap, length), each repository scored by weights fitted on the others: hit@5 
 requests 0.92 / 0.80 -> 0.88 / 0.76, click 0.92 / 0.82 -> 0.92 / 0.84, express 0.88 / 0.79
 -> 0.84 / 0.79, rxjs 0.72 / 0.58 = 0.72 / 0.58, CoSQA 0.600 -> 0.597. And diversity (the
 n-th result of one file or class scaled by 0.95^n ... 0.7^n): every factor lost, 0.86 / 0.748
--> 0.86 / 0.745 ... 0.80 / 0.729; the answer's neighbours in its file are rarely noise.
+-> 0.86 / 0.745 ... 0.80 / 0.729; the answer's neighbours in its file are rarely noise. And
+dense file evidence (2026-11-26, local, the 100 questions against 0.86 / 0.748): each candidate
+file scored by the mean of its best 3 chunk cosines (best 2; all its chunks), min-max over the
+candidate files, added to the fused score at weight 0.1 / 0.2 / 0.35: 0.87 / 0.751, 0.86 /
+0.743, 0.86 / 0.739 (best 2: 0.87 / 0.749, 0.87 / 0.747, 0.86 / 0.746; all: 0.86 / 0.750,
+0.86 / 0.738, 0.87 / 0.714). Seven to twenty questions move either way at each weight: noise.
 """
 
 from __future__ import annotations
