@@ -312,7 +312,8 @@ def run(quick: bool, large_local: bool, soak: bool = True) -> dict[str, Any]:
     _checkpoint(doc, quick)
     if not quick:
         # The default variant against fp32, in the focused mode's own file (the report reads
-        # it from there): torch, which this comparison once held, is no longer installed.
+        # it from there). Not torch: the retired embedder is pip-installed on demand
+        # (reference_embedder.py, about 1 GB) and was compared once, in embedders.json.
         write_result("speed-embedders", measure_embedders((default_kind(), "onnx-fp32")), quick)
     root_click = WORK_DIR / "trees" / "click-src"
     update_embedder = embedders[-1]
