@@ -39,11 +39,25 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return [*out, ""]
 
 
+def newest(docs: dict[str, Doc | None], names: tuple[str, ...], key: str) -> Doc | None:
+    """Of the result files `names` that hold `key`, the one run last (machine dates are ISO
+    strings, so they sort by time). A focused re-run (`speed.py --latency`,
+    `--vs-vectorcode`, `--large`) stands for its part of the full run only while it is the
+    newer of the two: a later full run replaces it again."""
+    holding = [doc for doc in (docs.get(name) for name in names) if doc and doc.get(key)]
+    return max(holding, key=lambda doc: str(dig(doc, "machine", "date") or ""), default=None)
+
+
 def latency_doc(docs: dict[str, Doc | None]) -> Doc:
-    """The newest query-latency run: `speed.py --latency` writes speed-latency.json on its
-    own (it takes ~15 minutes, the whole speed run ~40), else the full run's points."""
-    focused = docs.get("speed-latency")
-    return focused if focused and focused.get("latency") else (docs.get("speed") or {})
+    """The newest query-latency run: `speed.py --latency` (speed-latency.json) or the full
+    run's points."""
+    return newest(docs, ("speed-latency", "speed"), "latency") or docs.get("speed") or {}
+
+
+def click_doc(docs: dict[str, Doc | None]) -> Doc | None:
+    """The newest clean-index run on click/src: `speed.py --vs-vectorcode N`
+    (speed-vectorcode.json) or the full run."""
+    return newest(docs, ("speed-vectorcode", "speed"), "click_src")
 
 
 def latency_points(doc: Doc) -> list[Doc]:
@@ -143,10 +157,7 @@ def best_hybrid(docs: dict[str, Doc | None]) -> tuple[str, Doc] | None:
 def click_index_rows(docs: dict[str, Doc | None]) -> list[Doc]:
     """Clean-index rows on click/src: ours per embedder, then VectorCode (same run if any)."""
     rows: list[Doc] = []
-    # speed-vectorcode.json (`speed.py --vs-vectorcode N`) is the focused, later re-run.
-    click = (
-        dig(docs.get("speed-vectorcode"), "click_src") or dig(docs.get("speed"), "click_src") or {}
-    )
+    click = dig(click_doc(docs), "click_src") or {}
     for embedder, runs in (click.get("runs") or {}).items():
         median = runs.get("clean_median") or {}
         rows.append(

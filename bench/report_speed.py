@@ -6,6 +6,7 @@ from __future__ import annotations
 from report_sections import (
     NOT_RUN,
     Doc,
+    click_doc,
     click_index_rows,
     dig,
     fmt,
@@ -77,30 +78,36 @@ def speed_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[st
     )
     if vc and not vc["same_run"]:
         lines += ["_VectorCode's row comes from `peers.json`, not from the same run as ours._", ""]
-    note = (docs.get("speed-vectorcode") or {}).get("note")
-    if note:
-        lines += [f"_{note}_", ""]
+    click = click_doc(docs)
+    if click is not speed and click:  # a focused re-run: its own machine line
+        lines += [f"Rows: {machine_line(click)}", ""]
+    if click and click.get("note"):
+        lines += [f"_{click['note']}_", ""]
     if "index_click" in plots:
         lines += [f"![click/src index]({plots['index_click']})", ""]
-    lines += _large(speed, docs.get("speed-vectorcode"), docs.get("speed-large"))
+    lines += _large(speed, click, docs.get("speed-large"))
     lines += _warm(speed) + _did_save(speed)
     lines += _latency(latency_doc(docs), speed, peers, plots)
     return lines
 
 
-def _large(
-    speed: Doc | None, focused: Doc | None = None, large_only: Doc | None = None
-) -> list[str]:
+def _large(speed: Doc | None, click: Doc | None = None, large_only: Doc | None = None) -> list[str]:
     """The large-tree index table. Runs of `speed.py --large KINDS` (speed-large.json)
-    replace the full run's for their embedders, with their own machine line. A skipped
-    local run's time estimate is recomputed from the newest click/src local rate
-    (`speed.py --vs-vectorcode` re-runs it alone), so it does not go on quoting the rate
-    of the embedder the product had then."""
+    replace the full run's for their embedders, with their own machine line, where they are
+    newer or the full run skipped that embedder. A skipped local run's time estimate is
+    recomputed from the newest click/src local rate (`click`), so it does not go on quoting
+    the rate of the embedder the product had then."""
     large = dig(speed, "large") or dig(large_only, "large")
     lines = ["### Full index, clean cache: large tree", ""]
     if not large:
         return [*lines, f"_{NOT_RUN}_", ""]
-    newer = dig(large_only, "large", "runs") or {}
+    full_date = str(dig(speed, "machine", "date") or "")
+    focused_date = str(dig(large_only, "machine", "date") or "")
+    newer = {
+        name: run
+        for name, run in (dig(large_only, "large", "runs") or {}).items()
+        if focused_date > full_date or "not_run" in (dig(large, "runs", name) or {"not_run": 1})
+    }
     if newer:
         large = {**large, "runs": {**(large.get("runs") or {}), **newer}}
         lines += [f"Rows {', '.join(newer)}: {machine_line(large_only)}", ""]
@@ -119,7 +126,7 @@ def _large(
     for embedder, runs in (large.get("runs") or {}).items():
         if "not_run" in runs:
             chunks = dig(large, "runs", "hash", "clean", "chunks")
-            estimate = _local_estimate(focused, chunks) or _local_estimate(speed, chunks)
+            estimate = _local_estimate(click, chunks) or _local_estimate(speed, chunks)
             rows.append([embedder, estimate or runs["not_run"], None, None, None, None, None])
             continue
         c = runs.get("clean") or {}

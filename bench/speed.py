@@ -1,6 +1,6 @@
 """Speed and memory: full index, warm start, didSave, query latency at scale, RSS, disk.
 
-    python bench/speed.py            # full (about 15 minutes on 2 cores)
+    python bench/speed.py            # full (about 5 minutes on 2 cores, 2026-11-26)
     python bench/speed.py --quick    # hash embedder only, no large tree, no VectorCode
 
 Every measurement runs in a fresh subprocess (the `codeqa` CLI, or this script with

@@ -169,6 +169,32 @@ def test_report_computes_ratios_and_target_status_within_one_run() -> None:
     assert "2 cores · 8.0 GB RAM" in text
 
 
+def test_a_focused_rerun_stands_for_its_part_only_while_it_is_newer() -> None:
+    """`speed.py --vs-vectorcode` / `--latency` re-run one part of the full run; the report
+    shows whichever of the two ran last, so a later full run is not hidden by an old focused
+    file."""
+    full = _speed_doc(ours_wall=10.0, ours_rss=300.0, vc_wall=40.0, vc_rss=500.0)
+    full["latency"] = [{"point": "large", "ok": True, "chunks": 100_000}]
+
+    def focused(date: str) -> dict:
+        doc = _speed_doc(ours_wall=12.0, ours_rss=300.0, vc_wall=24.0, vc_rss=500.0)
+        doc["machine"]["date"] = date
+        doc["latency"] = [{"point": "large", "ok": True, "chunks": 99_000}]
+        return doc
+
+    def walls(docs: dict) -> dict:
+        return {r["name"]: r["wall_s"] for r in report_sections.click_index_rows(docs)}
+
+    newer = focused("2026-11-22T00:00:00Z")
+    docs = {"speed": full, "speed-vectorcode": newer, "speed-latency": newer}
+    assert walls(docs) == {"codeqa (local)": 12.0, "VectorCode": 24.0}
+    assert report_sections.latency_doc(docs) is newer
+    older = focused("2026-11-20T00:00:00Z")
+    docs = {"speed": full, "speed-vectorcode": older, "speed-latency": older}
+    assert walls(docs) == {"codeqa (local)": 10.0, "VectorCode": 40.0}
+    assert report_sections.latency_doc(docs) is full
+
+
 def test_swebench_target_reads_the_default_embedder_run_first() -> None:
     def runs(**acc5: float) -> dict[str, object]:
         return {"runs": {k: {"n": 48, "overall": {"acc@5": v}} for k, v in acc5.items()}}
