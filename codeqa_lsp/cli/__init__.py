@@ -74,6 +74,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return EXIT_USAGE
+        _merge_root_spellings(args)
         if "root" in vars(args) and args.root is None:
             args.root = project_root(Path.cwd())
         return int(args.func(args) or EXIT_OK)
@@ -118,8 +119,23 @@ def add_root_option(p: argparse.ArgumentParser, positional: bool = False) -> Non
     )
     if positional:
         p.add_argument("root", type=existing_dir, metavar="ROOT", nargs="?", help=text)
+        # Every other command spells it `--root`; `codeqa index --root DIR` must not be
+        # a usage error for someone who just ran `codeqa search --root DIR`.
+        p.add_argument(
+            "--root", dest="root_flag", type=existing_dir, default=None, help="the same as ROOT"
+        )
     else:
         p.add_argument("--root", type=existing_dir, default=None, help=text)
+
+
+def _merge_root_spellings(args: argparse.Namespace) -> None:
+    """A positional ROOT and `--root` are one setting (`add_root_option`)."""
+    flag = vars(args).pop("root_flag", None)
+    if flag is None:
+        return
+    if args.root is not None and args.root.resolve() != flag.resolve():
+        raise UsageError(f"ROOT ({args.root}) and --root ({flag}) differ; give one of them")
+    args.root = flag
 
 
 def existing_dir(value: str) -> Path:

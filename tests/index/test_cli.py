@@ -35,6 +35,21 @@ def test_index_then_warm_index(
     assert human.startswith("Indexed 30 functions and 6 classes") and "embedded: 0 new" in human
 
 
+def test_index_takes_root_as_the_other_commands_spell_it(
+    indexed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`codeqa index --root DIR` is `codeqa index DIR`; both at once must agree."""
+    root, common = indexed
+    assert main(["index", "--root", str(root), *common, "--json"]) == 0
+    report = _json_lines(capsys.readouterr().out)[0]
+    assert report["status"]["root"] == str(root.resolve()) and report["files_changed"] == 6
+    assert main(["index", str(root), "--root", str(root / "pkg" / ".."), *common]) == 0
+    assert "embedded: 0 new" in capsys.readouterr().out
+    assert main(["index", str(root), "--root", str(tmp_path), *common]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("codeqa: ROOT (") and "differ" in err[0]
+
+
 def test_search_single_and_batch(
     indexed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
