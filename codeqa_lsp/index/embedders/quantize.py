@@ -29,10 +29,13 @@ two threads, 30 runs; ffn-int8 119 ms per run, fp32 161 ms): the fused fp32 `Att
 path 27% (of which the integer products are 7%: `MatMulInteger` runs at ~2,800 G int8
 ops/s here against fp32 `MatMul`'s ~330 GFLOP/s, this Xeon has AMX; the rest are the
 per-token scale's passes over the activations: quantise, dequantise, weight scales, Abs,
-ReduceMax), the attention output `MatMul` 7%, `BiasGelu` 7%. So more int8 buys little until
-the attention projections quantise without the quality loss measured above (per-channel
-smoothing of the activations' outlier channels into the weights, as SmoothQuant does, is the
-known remedy; not tried), and the elementwise passes are bound by memory bandwidth.
+ReduceMax), the attention output `MatMul` 7%, `BiasGelu` 7%. More int8 buys little: with the
+Q, K, V and output projections in per-token int8 too, the attention core has to leave the
+fused op for `MultiHeadAttention`, which is slower (fp32 projections + that core: 1.26x fp32;
+everything int8: 1.45x, cosine 0.9979; ffn-int8 1.37x in the same run, 400 click/src chunks,
+2026-11-26). So even a quantisation of the projections that kept their quality (per-channel
+smoothing of the activations' outlier channels into the weights, as SmoothQuant does) would
+gain ~6%; the rest is the attention core and elementwise passes bound by memory bandwidth.
 
 The graph rewrites need the `onnx` package (and onnxruntime's quantiser for `int8`) and run
 only when a model is built, never at query time.
