@@ -72,6 +72,10 @@ def has_references(language: str) -> bool:
 
 def call_name(text: str) -> str:
     """`self.a.b` → `self.a.b`; `foo( x )` → `foo`; `a().b` → `*.b`; nothing usable → ``."""
+    parts = text.split(".")
+    if text.isascii() and all(part.isidentifier() for part in parts):
+        # Most calls (`foo`, `self.save`): `_IDENT_CHAIN`'s answer without the regexes.
+        return ".".join(parts[-3:]) if len(parts) > 3 else text
     text = _SPACE.sub("", text)
     if _IDENT_CHAIN.match(text):
         parts = text.split(".")
@@ -156,9 +160,9 @@ class FileReferences:
             if required:
                 found.append((node.start_byte, required))
         # Stored space-separated: a module path with whitespace (rare) is not a usable edge.
-        found = sorted(
-            (item for item in found if not _WHITESPACE.search(item[1])), key=lambda item: item[0]
-        )
+        # Sorted by offset, then text: two calls can start at one byte (`super().f()`), and
+        # the order `captures()` hands such nodes over differs from run to run.
+        found = sorted(item for item in found if not _WHITESPACE.search(item[1]))
         self.offsets = [offset for offset, _ in found]
         self.refs = [ref for _, ref in found]
 
