@@ -39,13 +39,17 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return [*out, ""]
 
 
+def run_date(doc: Doc | None) -> str:
+    """When a result file was written (its machine date: ISO strings sort by time)."""
+    return str(dig(doc, "machine", "date") or "")
+
+
 def newest(docs: dict[str, Doc | None], names: tuple[str, ...], key: str) -> Doc | None:
-    """Of the result files `names` that hold `key`, the one run last (machine dates are ISO
-    strings, so they sort by time). A focused re-run (`speed.py --latency`,
-    `--vs-vectorcode`, `--large`) stands for its part of the full run only while it is the
-    newer of the two: a later full run replaces it again."""
+    """Of the result files `names` that hold `key`, the one run last. A focused re-run
+    (`speed.py --latency`, `--vs-vectorcode`, `--large`) stands for its part of the full run
+    only while it is the newer of the two: a later full run replaces it again."""
     holding = [doc for doc in (docs.get(name) for name in names) if doc and doc.get(key)]
-    return max(holding, key=lambda doc: str(dig(doc, "machine", "date") or ""), default=None)
+    return max(holding, key=run_date, default=None)
 
 
 def latency_doc(docs: dict[str, Doc | None]) -> Doc:

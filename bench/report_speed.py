@@ -13,6 +13,7 @@ from report_sections import (
     latency_doc,
     machine_line,
     ratio,
+    run_date,
     table,
 )
 
@@ -101,12 +102,12 @@ def _large(speed: Doc | None, click: Doc | None = None, large_only: Doc | None =
     lines = ["### Full index, clean cache: large tree", ""]
     if not large:
         return [*lines, f"_{NOT_RUN}_", ""]
-    full_date = str(dig(speed, "machine", "date") or "")
-    focused_date = str(dig(large_only, "machine", "date") or "")
+    full_runs = large.get("runs") or {}
+    focused_is_newer = run_date(large_only) > run_date(speed)
     newer = {
         name: run
         for name, run in (dig(large_only, "large", "runs") or {}).items()
-        if focused_date > full_date or "not_run" in (dig(large, "runs", name) or {"not_run": 1})
+        if focused_is_newer or name not in full_runs or "not_run" in full_runs[name]
     }
     if newer:
         large = {**large, "runs": {**(large.get("runs") or {}), **newer}}

@@ -45,8 +45,9 @@ class VectorSaves:
         self.quiet = quiet
         self.max_wait = max_wait
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
-        self._first_unsaved: float | None = None  # when the oldest unsaved update came
+        self._timer: threading.Timer | None = None  # at most one pending, re-armed on firing
+        self._first_unsaved = 0.0  # when the oldest unsaved update came (monotonic)
+        self._last_update = 0.0
         self._closed = False
 
     def save(self) -> None:
@@ -55,7 +56,6 @@ class VectorSaves:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            self._first_unsaved = None
             if self.vectors.dirty:
                 self.vectors.save()
 
@@ -65,16 +65,10 @@ class VectorSaves:
         with self._lock:
             if not self.vectors.dirty or self._closed:
                 return
-            now = time.monotonic()
-            if self._first_unsaved is None:
-                self._first_unsaved = now
-            wait = min(self.quiet, max(0.0, self._first_unsaved + self.max_wait - now))
-            if self._timer is not None:
-                self._timer.cancel()
-            timer = threading.Timer(wait, lambda: self._on_timer(timer))
-            timer.daemon = True
-            self._timer = timer
-            timer.start()
+            self._last_update = time.monotonic()
+            if self._timer is None:
+                self._first_unsaved = self._last_update
+                self._arm(self._due() - self._last_update)
 
     def close(self) -> None:
         """The final save; later `save_soon` calls do nothing."""
@@ -82,10 +76,22 @@ class VectorSaves:
             self._closed = True
         self.save()
 
-    def _on_timer(self, timer: threading.Timer) -> None:
+    def _due(self) -> float:
+        return min(self._last_update + self.quiet, self._first_unsaved + self.max_wait)
+
+    def _arm(self, wait: float) -> None:
+        self._timer = threading.Timer(max(0.0, wait), self._on_timer)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _on_timer(self) -> None:
         with self._lock:
-            if self._timer is not timer or self._closed:
-                return  # replaced by a later update's timer, or closing saves anyway
+            if threading.current_thread() is not self._timer or self._closed:
+                return  # cancelled or replaced (a Timer runs its function in its own thread)
+            wait = self._due() - time.monotonic()
+            if wait > 0:  # updates came since the timer was set: wait for quiet again
+                self._arm(wait)
+                return
             self._timer = None
         try:
             self.save()
