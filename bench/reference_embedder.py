@@ -84,14 +84,17 @@ class TorchMiniLM:
 
 
 def make_embedder(kind: str) -> Any:
-    """`torch` (the reference), `onnx-fp32`, `onnx-int8`, or `hash`."""
+    """`torch` (the reference), `onnx-<variant>` (onnxruntime for every call: `onnx-fp32`,
+    `onnx-ffn-int8`, `onnx-int8`), `openvino-fp32` (the default: OpenVINO for bulk calls,
+    onnxruntime for single texts), or `hash`."""
     if kind == "torch":
         ensure_reference_installed()
         return TorchMiniLM()
-    if kind.startswith("onnx-"):
+    if kind.startswith("onnx-") or kind == "openvino-fp32":
         from codeqa_lsp.index.embedders.local import LocalEmbedder
 
-        return LocalEmbedder(variant=kind.removeprefix("onnx-"))
+        variant = kind.split("-", 1)[1]
+        return LocalEmbedder(variant=variant, bulk=kind.startswith("openvino-"))
     if kind == "hash":
         from codeqa_lsp.index.embedders import HashEmbedder
 

