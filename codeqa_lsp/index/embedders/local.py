@@ -3,11 +3,10 @@
 
 The package ships safetensors; `minilm_graph` turns them into an ONNX graph once per
 machine (no torch) and caches it under the user cache dir, keyed by the weights' hash, the
-builder version and the variant. Later starts only open the cached file. Calls of
-`BULK_MIN_TEXTS` texts or more (indexing) run on OpenVINO when it is installed
+builder version and the variant. Later starts only open the cached file. Calls of several
+texts (indexing, a saved file's chunks) run on OpenVINO when it is installed
 (`openvino_bulk.py`: the same fp32 graph, bf16 products on CPUs that have them, 2.5x faster
-here); smaller ones (a question, a saved file) on onnxruntime, which starts in a tenth of
-the time.
+here); a single text (a question) on onnxruntime, which starts in a fraction of the time.
 
 Everything heavy is lazy: `codeqa --help`, the CLI and the server's start never import
 onnxruntime or OpenVINO; each opens on the first call that needs it. Checking that the
@@ -314,9 +313,10 @@ class LocalEmbedder:
         if needs_exact_int8_products(platform.machine(), cpu_flags()):  # quantize.py says why
             options.add_session_config_entry("session.x64quantprecision", "1")
         if self.bulk:
-            # Only small calls come here (bulk ones go to OpenVINO): unpacked weights open
-            # in ~7 ms instead of ~40, and a question costs ~2 ms more; fp32 vectors are the
-            # same either way (the ffn-int8 ones were not, see above).
+            # Only single texts come here (batches go to OpenVINO): unpacked weights open in
+            # ~7 ms instead of ~40 and a question costs ~3 ms more (p50 8.1 vs 5.1 ms; the
+            # one-shot `codeqa search` 0.40 vs 0.43 s, 2026-11-26, six alternating calls);
+            # fp32 vectors are the same either way (the ffn-int8 ones were not, see above).
             options.add_session_config_entry("session.disable_prepacking", "1")
         else:
             options.add_session_config_entry("session.prepack.enable_parallel", "1")
@@ -348,18 +348,22 @@ class LocalEmbedder:
         write_manifest(path, time.monotonic() - started)
         log.info("built %s in %.1f s", path.name, time.monotonic() - started)
 
+    def _whole(self) -> Any:
+        """The tokenizer without truncation, for cutting windows."""
+        with self._lock, _load_errors():
+            if self._whole_tokenizer is None:
+                tokenizer = self._open_tokenizer()
+                tokenizer.no_truncation()
+                self._whole_tokenizer = tokenizer
+            return self._whole_tokenizer
+
     # -- embedding -----------------------------------------------------------------------
     def windows(self, texts: Sequence[str]) -> list[list[str]]:
         """Per text, the texts to embed for it: itself, then its later windows when it is
         longer than the model's window (`windows.py`)."""
         from codeqa_lsp.index.embedders.windows import window_texts
 
-        with self._lock, _load_errors():
-            if self._whole_tokenizer is None:
-                tokenizer = self._open_tokenizer()
-                tokenizer.no_truncation()
-                self._whole_tokenizer = tokenizer
-        encodings = self._whole_tokenizer.encode_batch(list(texts))
+        encodings = self._whole().encode_batch(list(texts))
         return [
             window_texts(text, e.offsets, self.max_seq_length)
             for text, e in zip(texts, encodings, strict=True)

@@ -24,7 +24,9 @@ Why not every call: `import openvino` and compiling the graph take 0.3-0.5 s, wh
 onnxruntime answers a one-off question in ~0.1 s from a cold start (`codeqa search` must
 stay within 1.5x of the hash embedder's time). Small calls therefore stay on onnxruntime
 fp32, and which runtime a call uses depends only on its size (`local.BULK_MIN_TEXTS`), so
-a question always gets the same vector.
+a question always gets the same vector. Tried and dropped (2026-11-26): opening OpenVINO
+in a background thread while an index run chunks, so the open overlaps chunking: click/src
+clean indexes 4.80-5.03 s against 4.85-5.12 s without (four alternating runs), noise.
 
 No telemetry: `import openvino` also imports its model-conversion tools, which send a usage
 event over the network at import unless the user opted out beforehand (openvino-telemetry,
