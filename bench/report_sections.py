@@ -66,9 +66,15 @@ def click_doc(docs: dict[str, Doc | None]) -> Doc | None:
 
 def latency_points(doc: Doc) -> list[Doc]:
     """The measured latency points, one per index: where one (the large tree) was measured
-    with real MiniLM vectors and with hash vectors, the real one stands for it."""
+    with real MiniLM vectors and with hash vectors, the real one stands for it, unless its
+    vectors did not cover the index (built with other numerics: the dense arm was skipped,
+    so it timed BM25 alone)."""
     by_index: dict[Any, Doc] = {}
-    ok = [p for p in doc.get("latency") or [] if p.get("ok")]
+    ok = [
+        p
+        for p in doc.get("latency") or []
+        if p.get("ok") and (p.get("vectors") != "local" or (p.get("coverage") or 0) >= 1)
+    ]
     for p in sorted(ok, key=lambda p: p.get("vectors") == "local"):
         by_index[p.get("point")] = p
     return sorted(by_index.values(), key=lambda p: p.get("chunks") or 0)

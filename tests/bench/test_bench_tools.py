@@ -259,3 +259,18 @@ def test_server_results_feed_the_server_targets() -> None:
     assert rows["server: hover p95 <= 100 ms during a full index"][2] == "met"
     text = "\n".join(report_speed.server_section(server))
     assert "p50 3.0 ms · p95 20.0 ms" in text
+
+
+def test_a_minilm_latency_point_without_its_vectors_does_not_stand_for_the_tree() -> None:
+    """A large-tree index built with other numerics is opened with none of its vectors
+    served (coverage 0): it timed BM25 alone, so the hash-vector point stands instead."""
+    point = {"point": "large", "chunks": 100_000, "ok": True}
+    doc = {
+        "latency": [
+            {**point, "vectors": "hash", "coverage": 1.0},
+            {**point, "vectors": "local", "coverage": 0.0},
+        ]
+    }
+    assert [p["vectors"] for p in report_sections.latency_points(doc)] == ["hash"]
+    doc["latency"][1]["coverage"] = 1.0
+    assert [p["vectors"] for p in report_sections.latency_points(doc)] == ["local"]
