@@ -117,6 +117,8 @@ def _large(speed: Doc | None, click: Doc | None = None, large_only: Doc | None =
             for name, run in newer.items()
         ]
         lines.append("")
+        if note := (large_only or {}).get("note"):
+            lines += [f"_{note}_", ""]
     tree = large.get("tree") or {}
     lines += [
         f"{tree.get('description', '')}: {tree.get('files')} files "
