@@ -260,11 +260,28 @@ def run_questions(
         ),
         "sets": list(names),
         "top_k": TOP_K,
-        "embedders": per_embedder,
+        "embedders": {**carried_embedders(embedders, names, quick), **per_embedder},
         "ripgrep": run_ripgrep(names),
     }
     write_result("quality", doc, quick)
     return doc
+
+
+def carried_embedders(
+    embedders: tuple[str, ...], names: tuple[str, ...], quick: bool
+) -> dict[str, Any]:
+    """The previous run's rows for embedders this run leaves out (`--embedders local` keeps
+    the hash rows), when it measured the same sets the same way; each keeps the date of the
+    run that measured it (`measured`), which the report prints."""
+    previous = read_result("quality")
+    if not previous or previous.get("sets") != list(names) or bool(previous.get("quick")) != quick:
+        return {}
+    date = (previous.get("machine") or {}).get("date")
+    return {
+        name: {"measured": entry.get("measured") or date, **entry}
+        for name, entry in (previous.get("embedders") or {}).items()
+        if name not in embedders
+    }
 
 
 def run_cosqa(embedders: tuple[str, ...], limit: int | None, quick: bool) -> dict[str, Any]:

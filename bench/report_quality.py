@@ -25,6 +25,9 @@ def quality_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[
         "",
         machine_line(quality),
     ]
+    for name, entry in ((quality or {}).get("embedders") or {}).items():
+        if entry.get("measured"):  # a row kept from an earlier run (quality.py --embedders)
+            lines += ["", f"_The {name} rows are from the run of {entry['measured']}._"]
     if quality and quality.get("baseline_note"):
         lines += ["", f"_{quality['baseline_note']}_"]
     if peers and peers.get("quality"):

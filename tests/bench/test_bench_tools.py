@@ -274,3 +274,23 @@ def test_a_minilm_latency_point_without_its_vectors_does_not_stand_for_the_tree(
     assert [p["vectors"] for p in report_sections.latency_points(doc)] == ["hash"]
     doc["latency"][1]["coverage"] = 1.0
     assert [p["vectors"] for p in report_sections.latency_points(doc)] == ["local"]
+
+
+def test_a_quality_run_of_one_embedder_keeps_the_other_rows_with_their_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`quality.py --embedders local` used to drop the hash rows from quality.json."""
+    import quality
+    import report_quality
+
+    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path)
+    rows = {"hash": {"arms": {}}, "local": {"arms": {}}}
+    common.write_result("quality", {"sets": ["a", "b"], "embedders": rows}, quick=False)
+    carried = quality.carried_embedders(("local",), ("a", "b"), False)
+    assert list(carried) == ["hash"] and carried["hash"]["measured"]
+    assert quality.carried_embedders(("local",), ("a",), False) == {}  # other sets
+    assert quality.carried_embedders(("local",), ("a", "b"), True) == {}  # quick vs full
+    doc = {"embedders": {**carried, "local": {"arms": {}}}}
+    text = "\n".join(report_quality.quality_section({"quality": doc}, {}))
+    assert f"The hash rows are from the run of {carried['hash']['measured']}" in text
+    assert "The local rows" not in text
