@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
+from codeqa_lsp.index.quiet_timer import QuietTimer
 from codeqa_lsp.index.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -42,20 +42,14 @@ class VectorSaves:
         max_wait: float = SAVE_MAX_WAIT_SECONDS,
     ) -> None:
         self.vectors = vectors
-        self.quiet = quiet
-        self.max_wait = max_wait
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None  # at most one pending, re-armed on firing
-        self._first_unsaved = 0.0  # when the oldest unsaved update came (monotonic)
-        self._last_update = 0.0
+        self._quiet = QuietTimer(self._on_quiet, quiet, max_wait)
         self._closed = False
 
     def save(self) -> None:
         """Write the vector file now if it changed (cancels a pending debounced save)."""
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
+            self._quiet.cancel()
             if self.vectors.dirty:
                 self.vectors.save()
 
@@ -63,12 +57,8 @@ class VectorSaves:
         """Save once updates have been quiet for `quiet` seconds, or `max_wait` seconds after
         the first unsaved update, whichever comes first."""
         with self._lock:
-            if not self.vectors.dirty or self._closed:
-                return
-            self._last_update = time.monotonic()
-            if self._timer is None:
-                self._first_unsaved = self._last_update
-                self._arm(self._due() - self._last_update)
+            if self.vectors.dirty and not self._closed:
+                self._quiet.touch()
 
     def close(self) -> None:
         """The final save; later `save_soon` calls do nothing."""
@@ -76,23 +66,10 @@ class VectorSaves:
             self._closed = True
         self.save()
 
-    def _due(self) -> float:
-        return min(self._last_update + self.quiet, self._first_unsaved + self.max_wait)
-
-    def _arm(self, wait: float) -> None:
-        self._timer = threading.Timer(max(0.0, wait), self._on_timer)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _on_timer(self) -> None:
+    def _on_quiet(self) -> None:
         with self._lock:
-            if threading.current_thread() is not self._timer or self._closed:
-                return  # cancelled or replaced (a Timer runs its function in its own thread)
-            wait = self._due() - time.monotonic()
-            if wait > 0:  # updates came since the timer was set: wait for quiet again
-                self._arm(wait)
+            if self._closed:
                 return
-            self._timer = None
         try:
             self.save()
         except OSError as exc:

@@ -36,6 +36,7 @@ from codeqa_lsp.index.embedders.model_cache import (
     weights_digest,
     write_manifest,
 )
+from codeqa_lsp.index.quiet_timer import QuietTimer
 
 log = logging.getLogger(__name__)
 
@@ -207,23 +208,21 @@ class LocalEmbedder:
         self._session: Any = None
         self._bulk: Any = None  # openvino_bulk.BulkRunner, opened by the first bulk call
         self._bulk_tried = False
-        self._bulk_used = 0.0  # monotonic time of the last bulk call
-        self._bulk_release: threading.Timer | None = None
+        self._bulk_idle = QuietTimer(self._release_bulk, BULK_IDLE_SECONDS)
         self._tokenizer: Any = None
         self._whole_tokenizer: Any = None  # no truncation: for cutting windows
         self._lock = threading.Lock()
 
     # -- loading -------------------------------------------------------------------------
-    def _load(self) -> tuple[Any, Any]:
-        """(session, tokenizer), opened on first use: one session serves every small call,
-        so a text's vector does not depend on what the process embedded before (see
-        `_new_session` for the session that was tried for small calls and removed)."""
+    def _onnx_session(self) -> Any:
+        """The onnxruntime session, opened on first use: one session serves every call that
+        does not go to OpenVINO, so a text's vector does not depend on what the process
+        embedded before (see `_new_session` for the session that was tried for small calls
+        and removed)."""
         with self._lock, _load_errors():
-            if self._tokenizer is None:
-                self._tokenizer = self._open_tokenizer()
             if self._session is None:
                 self._session = self._open_session()
-            return self._session, self._tokenizer
+            return self._session
 
     def _load_tokenizer(self) -> Any:
         with self._lock, _load_errors():
@@ -244,32 +243,18 @@ class LocalEmbedder:
                 with _load_errors():
                     path = self._model_file()
                 self._bulk = open_runner(path, self.threads)
-            self._bulk_used = time.monotonic()
-            if self._bulk is not None and self._bulk_release is None:
-                self._arm_release(BULK_IDLE_SECONDS)
+            if self._bulk is not None:
+                self._bulk_idle.touch()
             return self._bulk
 
-    def _arm_release(self, seconds: float) -> None:
-        """One timer at a time (under `_lock`), re-armed until the runner has been idle for
-        `BULK_IDLE_SECONDS`. A call still running holds its own reference to the runner, so
-        releasing never pulls it from under a batch."""
-        timer = threading.Timer(seconds, self._release_if_idle)
-        timer.daemon = True
-        self._bulk_release = timer
-        timer.start()
-
-    def _release_if_idle(self) -> None:
+    def _release_bulk(self) -> None:
+        """Close OpenVINO after `BULK_IDLE_SECONDS` without a batch. A call still running
+        holds its own reference to the runner, so this never pulls it from under a batch."""
         with self._lock:
-            self._bulk_release = None
-            if self._bulk is None:
-                return
-            idle = time.monotonic() - self._bulk_used
-            if idle < BULK_IDLE_SECONDS:
-                self._arm_release(BULK_IDLE_SECONDS - idle)
-                return
-            self._bulk = None
-            self._bulk_tried = False  # the next batch opens it again
-            log.debug("closed the bulk embedder after %.0f s idle", idle)
+            if self._bulk is not None:
+                self._bulk = None
+                self._bulk_tried = False  # the next batch opens it again
+                log.debug("closed the bulk embedder after %.0f s idle", BULK_IDLE_SECONDS)
 
     def _open_tokenizer(self) -> Any:
         from tokenizers import Tokenizer
@@ -405,13 +390,20 @@ class LocalEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         bulk = self._bulk_runner() if len(texts) >= BULK_MIN_TEXTS else None
-        session: Any = None if bulk is not None else self._load()[0]
+        if bulk is not None:
+            run, size = bulk.run, BULK_BATCH_SIZE
+        else:
+            session = self._onnx_session()
+
+            def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+                return session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+
+            size = self.batch_size
         encodings = self._load_tokenizer().encode_batch(list(texts))
         lengths = np.array([len(e.ids) for e in encodings])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Length-sorted batches: each pads only to its own longest text.
         order = np.argsort(lengths, kind="stable")
-        size = BULK_BATCH_SIZE if bulk is not None else self.batch_size
         for start in range(0, len(order), size):
             rows = order[start : start + size]
             width = max(1, int(lengths[rows].max()))
@@ -422,10 +414,7 @@ class LocalEmbedder:
                 ids[i, :n] = encodings[row].ids
                 mask[i, :n] = 1
             try:
-                if bulk is not None:
-                    vectors = bulk.run(ids, mask)
-                else:
-                    (vectors,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
+                vectors = run(ids, mask)
             except Exception as exc:
                 raise EmbedderError(
                     f"the local embedder failed: {type(exc).__name__}: {exc}"
