@@ -106,12 +106,19 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
     ],
     "Sample.java": [
         ("<module>", "module", 1, 3),
-        ("Cart", "class", 5, 28),
+        ("Cart", "class", 5, 44),
         ("Cart.Cart", "method", 11, 14),
         ("Cart.toString", "method", 16, 19),
         ("Cart.Visitor", "class", 21, 23),
         ("Cart.Line", "class", 25, 27),
         ("Cart.Line.total", "method", 26, 26),
+        ("Cart.Pricing", "class", 29, 43),
+        # An enum constant with a body names its methods: not three `Cart.Pricing.price`.
+        ("Cart.Pricing.LIST", "class", 31, 35),
+        ("Cart.Pricing.LIST.price", "method", 33, 34),
+        ("Cart.Pricing.SALE", "class", 36, 39),
+        ("Cart.Pricing.SALE.price", "method", 37, 38),
+        ("Cart.Pricing.price", "method", 42, 42),
     ],
     "sample.c": [
         ("<module>", "module", 1, 1),

@@ -6,3 +6,6 @@
 (method_declaration name: (identifier) @name body: (block)) @definition.function
 (constructor_declaration name: (identifier) @name) @definition.function
 (compact_constructor_declaration name: (identifier) @name) @definition.function
+; An enum constant with a body (`IDENTITY() { ... }`) is a container, so its methods are
+; named `Policy.IDENTITY.translateName`, not five chunks all called `Policy.translateName`.
+(enum_constant name: (identifier) @name body: (class_body)) @definition.class
