@@ -9,3 +9,20 @@
 ; An enum constant with a body (`IDENTITY() { ... }`) is a container, so its methods are
 ; named `Policy.IDENTITY.translateName`, not five chunks all called `Policy.translateName`.
 (enum_constant name: (identifier) @name body: (class_body)) @definition.class
+; A field holding an anonymous class (`static final Filter BLOCK_ALL = new Filter() { ... }`,
+; maybe with a call on it: `... }.nullSafe()`) names its methods after the field:
+; `Filter.BLOCK_ALL.check`, one name per instance. Interface fields are constant_declarations.
+(field_declaration
+  declarator: (variable_declarator
+    name: (identifier) @name
+    value: [
+      (object_creation_expression (class_body))
+      (method_invocation object: (object_creation_expression (class_body)))
+    ])) @definition.class
+(constant_declaration
+  declarator: (variable_declarator
+    name: (identifier) @name
+    value: [
+      (object_creation_expression (class_body))
+      (method_invocation object: (object_creation_expression (class_body)))
+    ])) @definition.class
