@@ -59,7 +59,9 @@ logger = logging.getLogger(__name__)
 # indexes then re-chunk every file on their next run and re-embed every chunk (texts the
 # embedding cache knows cost no model call). Unchanged files are otherwise never re-read.
 # 5: TypeScript overload signatures left out of the embedded text (`overloads.py`).
-CHUNKER_VERSION = "5"
+# 6: Java enum constants with a body, and fields holding an anonymous class, are containers
+#    (their methods are named `Policy.IDENTITY.translateName`; `queries/java.scm`).
+CHUNKER_VERSION = "6"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a
