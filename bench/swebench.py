@@ -91,6 +91,13 @@ def run(
     return summary
 
 
+def result_keys(embedder: str, name: str, subset: str) -> tuple[str, str]:
+    """The result keys of a run (baseline, ranker): a `subset` run keeps its own rows, so a
+    run over other instances never replaces the default selection's."""
+    suffix = f"-{subset}" if subset else ""
+    return f"baseline-bm25{suffix}", (name or embedder) + suffix
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="hash")
@@ -98,6 +105,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--per-repo", type=int, default=6)
     parser.add_argument("--cache", type=Path, default=CACHE_DIR / "swebench")
     parser.add_argument("--name", default="", help="result key (default: the embedder)")
+    parser.add_argument(
+        "--subset",
+        default="",
+        help="a label for a selection other than the default (e.g. with --ids): appended to "
+        "every result key of the run, the baseline's included, so the default rows stay",
+    )
     args, extra = parser.parse_known_args(argv)
     if not mirrors_present():
         print(
@@ -114,9 +127,9 @@ def main(argv: list[str]) -> int:
         f"(shared/eval/swebench), per-repo {args.per_repo}, ranker `codeqa search --top-k {TOP_K}`",
     )
     runs = doc.setdefault("runs", {})
+    baseline_key, name = result_keys(args.embedder, args.name, args.subset)
     if args.baseline:
-        runs["baseline-bm25"] = run(None, args.per_repo, args.cache, extra, "baseline-bm25")
-    name = args.name or args.embedder
+        runs[baseline_key] = run(None, args.per_repo, args.cache, extra, baseline_key)
     result = run(args.embedder, args.per_repo, args.cache, extra, name)
     runs[name] = result
     write_result("swebench", doc, quick=False)

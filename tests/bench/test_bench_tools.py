@@ -23,6 +23,7 @@ import peers  # noqa: E402
 import report  # noqa: E402
 import report_sections  # noqa: E402
 import report_speed  # noqa: E402
+import swebench  # noqa: E402
 
 from codeqa_lsp.retrieval.evaluation import Expected, Question  # noqa: E402
 
@@ -206,6 +207,12 @@ def test_swebench_target_reads_the_default_embedder_run_first() -> None:
     assert rows[target][1:] == ["0.875 (hash, n=48)", "met"]
     rows = {r[0]: r for r in report_sections._target_rows({})}
     assert rows[target][2] == "not run"
+
+
+def test_a_swebench_subset_run_keeps_the_default_rows() -> None:
+    assert swebench.result_keys("local", "", "") == ("baseline-bm25", "local")
+    assert swebench.result_keys("local", "", "unseen") == ("baseline-bm25-unseen", "local-unseen")
+    assert swebench.result_keys("hash", "exp", "unseen") == ("baseline-bm25-unseen", "exp-unseen")
 
 
 def test_report_survives_missing_and_malformed_results() -> None:
