@@ -1,7 +1,7 @@
 """Source text → chunks: one per function, method and class, plus module and doc chunks.
 
 `chunk_source` is the only entry point. Per file it parses once, runs one query pass
-(`definitions.find_definitions`), then builds:
+(`tree_pass.definitions_and_references`: definitions, and calls/imports), then builds:
 
 - a chunk per function/method (doc comments, decorators and `export` included), split at
   statement boundaries into overlapping parts when over the budget;
@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import replace
 
 from tree_sitter import Node
 
 from codeqa_lsp.chunking.declarations import is_declaration, is_stub_path
-from codeqa_lsp.chunking.definitions import Definition, find_definitions
+from codeqa_lsp.chunking.definitions import Definition
 from codeqa_lsp.chunking.languages import grammar, language_for_path, parser_for
 from codeqa_lsp.chunking.model import Chunk, estimate_tokens
 from codeqa_lsp.chunking.node_text import (
@@ -48,10 +47,10 @@ from codeqa_lsp.chunking.splitter import (
 )
 from codeqa_lsp.chunking.structure import (
     MODULE_SYMBOL,
-    numbered,
     structure_chunks,
     trimmed_parts,
 )
+from codeqa_lsp.chunking.tree_pass import definitions_and_references
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +123,7 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
     gram, parser = grammar(language), parser_for(language)
     assert gram is not None and parser is not None
     tree = parser.parse(lines.data)
-    found = find_definitions(gram, tree.root_node, lines.data, path)
+    found, refs = definitions_and_references(gram, tree.root_node, lines.data, path)
     found = recover_definitions(gram, tree.root_node, lines, path, found)  # syntax errors
     defs = [d for d in found if _own_chunk(d)]
     for definition in defs:  # once each: a class skeleton reuses its members' signatures
@@ -133,18 +132,11 @@ def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Ch
         definition.signature = signature_of(
             lines.data, header_node(definition.node), definition.body
         )
-    refs = FileReferences(gram.language, language, tree.root_node, lines.data)
     chunks: list[Chunk] = []
     for definition in defs:
         builder = _Builder(path, language, lines, definition, budget, refs)
         chunks.extend(builder.build())
-    module = _module_chunks(path, language, lines, defs, budget)
-    spans = sorted((d.start_byte, d.end_byte) for d in defs)  # module code is outside them
-    stub = is_stub_path(path)
-    chunks.extend(
-        replace(c, refs=refs.inside(c.start_byte, c.end_byte, spans), declaration=stub)
-        for c in module
-    )
+    chunks.extend(_module_chunks(path, language, lines, defs, budget, refs))
     return chunks
 
 
@@ -344,9 +336,45 @@ def _statement_rows(body: Node | None, budget: int) -> dict[int, int]:
 
 
 def _module_chunks(
-    path: str, language: str, lines: Lines, defs: list[Definition], budget: int
+    path: str,
+    language: str,
+    lines: Lines,
+    defs: list[Definition],
+    budget: int,
+    refs: FileReferences,
 ) -> list[Chunk]:
-    """Every line outside the definitions, packed into `module` chunks.
+    """Every line outside the definitions, packed into `module` chunks, numbered as
+    `structure.numbered` would (they share one symbol), with their references.
+
+    Each chunk is built once with all its fields: numbering and adding references with
+    `dataclasses.replace` hashed every module text twice more."""
+    pieces = _module_pieces(lines, defs, budget)
+    spans = sorted((d.start_byte, d.end_byte) for d in defs)  # module code is outside them
+    stub = is_stub_path(path)
+    return [
+        Chunk(
+            path=path,
+            symbol=MODULE_SYMBOL,
+            kind="module",
+            language=language,
+            start_line=start_row + 1,
+            end_line=end_row + 1,
+            start_byte=start,
+            end_byte=end,
+            text=text.rstrip("\n"),
+            part=index,
+            parts=len(pieces),
+            declaration=stub,
+            refs=refs.inside(start, end, spans),
+        )
+        for index, (start, end, start_row, end_row, text) in enumerate(pieces)
+    ]
+
+
+def _module_pieces(
+    lines: Lines, defs: list[Definition], budget: int
+) -> list[tuple[int, int, int, int, str]]:
+    """(start byte, end byte, first row, last row, text) of each module chunk.
 
     Runs of uncovered lines further apart than MODULE_GAP_ROWS start a new group; a group
     that fits the budget is one chunk, a larger one is split at line boundaries (a run's
@@ -383,21 +411,7 @@ def _module_chunks(
                     text,
                 )
             )
-    chunks = [
-        Chunk(
-            path=path,
-            symbol=MODULE_SYMBOL,
-            kind="module",
-            language=language,
-            start_line=start_row + 1,
-            end_line=end_row + 1,
-            start_byte=start,
-            end_byte=end,
-            text=text.rstrip("\n"),
-        )
-        for start, end, start_row, end_row, text in pieces
-    ]
-    return numbered(chunks)
+    return pieces
 
 
 def _uncovered_runs(lines: Lines, defs: list[Definition]) -> list[tuple[int, int, int, int]]:

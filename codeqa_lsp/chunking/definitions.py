@@ -17,6 +17,7 @@ rest is cheap bookkeeping over that list, never a walk over the whole tree:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -91,12 +92,23 @@ class Definition:
         return self.kind in ("function", "method", "class")
 
 
-def find_definitions(gram: Grammar, root: Node, data: bytes, path: str) -> list[Definition]:
-    """All chunk-producing definitions (and containers), sorted by start, named and nested."""
+def find_definitions(
+    gram: Grammar,
+    root: Node,
+    data: bytes,
+    path: str,
+    matches: Iterable[dict[str, list[Node]]] | None = None,
+) -> list[Definition]:
+    """All chunk-producing definitions (and containers), sorted by start, named and nested.
+
+    `matches`: the query's matches (captures by name) when a combined pass already walked
+    the tree (`tree_pass.py`), else this runs the query."""
+    if matches is None:
+        matches = (captures for _, captures in QueryCursor(gram.query).matches(root))
     defs: list[Definition] = []
     seen: set[int] = set()
     siblings = _Siblings()
-    for _, captures in QueryCursor(gram.query).matches(root):
+    for captures in matches:
         found = _from_match(captures, data, path)
         if found is None or found.node.id in seen:
             continue

@@ -155,11 +155,13 @@ def supported_grammars() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Grammar:
-    """The process-wide, immutable parts of a language: its `Language` and compiled `Query`."""
+    """The process-wide, immutable parts of a language: its `Language` and compiled `Query`
+    (with the query's source, so a pass can compile it together with other patterns)."""
 
     name: str
     language: Language
     query: Query
+    source: str
 
 
 @cache
@@ -197,7 +199,8 @@ def grammar(language: str) -> Grammar | None:
         module_name, func, stem = _GRAMMARS[language]
         try:
             lang = Language(getattr(importlib.import_module(module_name), func)())
-            built = Grammar(language, lang, Query(lang, _query_source(stem)))
+            source = _query_source(stem)
+            built = Grammar(language, lang, Query(lang, source), source)
         except Exception as exc:  # a missing wheel or a bad query: structure chunks instead
             logger.warning(
                 "no tree-sitter grammar for %s (%s: %s); using structure chunks",
