@@ -285,6 +285,13 @@ def _target_rows(docs: dict[str, Doc | None]) -> list[list[Any]]:
         f"{ratio:.2f}× ({per_call.get('local')} vs {per_call.get('hash')} s)" if ratio else None,
         None if ratio is None else ratio <= 1.5,
     )
+    default_kind = next(iter(searches.get("query_embed") or {}), None)  # the default comes first
+    p95 = dig(searches, "query_embed", default_kind, "query", "p95_ms") if default_kind else None
+    add(
+        "a short question's embedding < 10 ms (p95, fresh process)",
+        f"{p95:.1f} ms ({default_kind}, the default)" if p95 is not None else None,
+        None if p95 is None else p95 < 10,
+    )
     speed = docs.get("speed") or {}
     warm = [
         (f"{tree} · {emb}", dig(runs, "warm", "embedded"))

@@ -209,6 +209,19 @@ def test_swebench_target_reads_the_default_embedder_run_first() -> None:
     assert rows[target][2] == "not run"
 
 
+def test_query_embedding_target_reads_the_default_kind() -> None:
+    def doc(**p95: float) -> dict[str, object]:
+        embed = {k: {"query": {"p95_ms": v}} for k, v in p95.items()}
+        return {"speed-embedders": {"query_embed": embed}}
+
+    target = "a short question's embedding < 10 ms (p95, fresh process)"
+    rows = {r[0]: r for r in report_sections._target_rows(doc(openvino_fp32=10.5, onnx=4.0))}
+    assert rows[target][1:] == ["10.5 ms (openvino_fp32, the default)", "**missed**"]
+    rows = {r[0]: r for r in report_sections._target_rows(doc(openvino_fp32=6.5))}
+    assert rows[target][2] == "met"
+    assert {r[0]: r for r in report_sections._target_rows({})}[target][2] == "not run"
+
+
 def test_a_swebench_subset_run_keeps_the_default_rows() -> None:
     assert swebench.result_keys("local", "", "") == ("baseline-bm25", "local")
     assert swebench.result_keys("local", "", "unseen") == ("baseline-bm25-unseen", "local-unseen")
