@@ -345,6 +345,14 @@ def read_postings(
     return docs, counts.reshape(-1, space.columns)
 
 
+def read_posting_docs(conn: sqlite3.Connection, space: Space, term: str) -> np.ndarray:
+    """The doc ids of `term`'s base posting list (live or deleted since)."""
+    row = conn.execute(
+        "SELECT docs FROM sparse_postings WHERE space = ? AND term = ?", (space.id, term)
+    ).fetchone()
+    return np.frombuffer(row[0], dtype=np.int32) if row else np.zeros(0, dtype=np.int32)
+
+
 def pending_rows(
     conn: sqlite3.Connection, space: Space
 ) -> list[tuple[int, int, int, int, str, bytes]]:

@@ -119,6 +119,12 @@ class SparseReader:
         avgdl = float(lengths[alive].sum()) / count if count else 1.0
         return Snapshot(epoch, version, alive, keys, lengths, delta, count, avgdl)
 
+    def document_count(self, conn: sqlite3.Connection, snap: Snapshot, term: str) -> int:
+        """Live documents holding the FTS5 term `term` (FTS5's n of `idf`)."""
+        docs = sparse.read_posting_docs(conn, self.space, term)
+        extra = snap.delta.of(term)
+        return int(np.count_nonzero(snap.alive[docs])) + (0 if extra is None else len(extra[0]))
+
     def rank(
         self,
         conn: sqlite3.Connection,
