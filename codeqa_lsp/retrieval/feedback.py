@@ -43,7 +43,10 @@ Cost, at 100k chunks (the large tree, MiniLM queries, query vectors cached; 10 t
 retrieval p50 / p95 12.3 / 20.2 ms without feedback, 19.0 / 25.7 ms with it, same run; the
 word choice takes ~2.5 ms (tokenizing three chunks, 30 FTS5 counts) and their BM25 query
 ~3.5 ms. Both run in the search pool right after the dense arm, beside the question's own
-BM25 query.
+BM25 query. Re-measured 2026-11-26 (idle, the MiniLM index of that tree): the 30 FTS5 counts
+took 5.7 ms of a 6.2 ms word choice; counted from the sparse postings' list lengths instead
+(`TextSearch.file_document_counts`, the same numbers) the word choice takes 1.8 ms and a
+search p50 / p95 22.2 / 30.2 -> 16.9 / 24.5 ms, same session.
 """
 
 from __future__ import annotations
