@@ -33,6 +33,7 @@ KNOWN = {
     "quality",
     "cosqa",
     "swebench",
+    "tryout",
     "speed",
     "peers",
     "chunking",

@@ -111,6 +111,7 @@ def quality_section(docs: dict[str, Doc | None], plots: dict[str, str]) -> list[
     lines += _confidence(arms)
     lines += _cosqa(cosqa)
     lines += _swebench(docs.get("swebench"))
+    lines += _tryout(docs.get("tryout"))
     return lines
 
 
@@ -173,6 +174,38 @@ def _swebench(doc: Doc | None) -> list[str]:
         misses = r.get("misses@5") or []
         if misses:
             lines.append(f"- {name} misses@5: " + ", ".join(m["id"] for m in misses))
+    return [*lines, ""]
+
+
+def _tryout(doc: Doc | None) -> list[str]:
+    lines = ["### Held out: other languages (`bench/tryout.py`)", "", machine_line(doc), ""]
+    arms = dig(doc, "arms") or {}
+    if not arms:
+        return [*lines, f"_{NOT_RUN}_", ""]
+    repos = dig(doc, "indexes") or {}
+    lines += [
+        f"{dig(arms, 'hybrid', 'all', 'count')} questions written without looking at any "
+        f"ranking, over {len(repos)} repositories in languages the sets above do not cover "
+        f"({', '.join(sorted(repos))}; `bench/tryout_questions.jsonl`). *Direct* questions "
+        "use the project's words, *paraphrased* ones avoid them. A result answers when its "
+        "symbol contains an expected name. hit@5 / MRR@10:",
+        "",
+    ]
+    keys = ["all", "style:direct", "style:paraphrased", *(f"repo:{r}" for r in sorted(repos))]
+    rows = [
+        [arm, *(f"{fmt(dig(g, k, 'hit@5'))} / {fmt(dig(g, k, 'mrr@10'))}" for k in keys)]
+        for arm, g in arms.items()
+    ]
+    lines += table(["arm", *(k.split(":", 1)[-1].split("/")[-1] for k in keys)], rows)
+    misses = dig(doc, "misses") or []
+    if misses:
+        lines += [f"<details><summary>Hybrid misses ({len(misses)})</summary>", ""]
+        lines += [
+            f"- {m['repo']} ({m['style']}): {m['question']} (want {', '.join(m['expected'])}; "
+            f"rank {m['hybrid'] or '-'})"
+            for m in misses
+        ]
+        lines += ["", "</details>"]
     return [*lines, ""]
 
 

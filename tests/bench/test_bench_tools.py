@@ -314,3 +314,92 @@ def test_a_quality_run_of_one_embedder_keeps_the_other_rows_with_their_date(
     text = "\n".join(report_quality.quality_section({"quality": doc}, {}))
     assert f"The hash rows are from the run of {carried['hash']['measured']}" in text
     assert "The local rows" not in text
+
+
+def test_tryout_questions_are_well_formed() -> None:
+    import tryout
+
+    rows = tryout.load_questions()
+    assert len(rows) >= 80
+    assert len({r["question"] for r in rows}) == len(rows)
+    for r in rows:
+        assert r["style"] in ("direct", "paraphrased"), r
+        assert len(r["commit"]) == 40 and int(r["commit"], 16) >= 0, r
+        assert r["expected"] and all(isinstance(e, str) and e for e in r["expected"]), r
+    # One commit per repository: every question of a repository asks about the same tree.
+    commits: dict[str, set[str]] = {}
+    for r in rows:
+        commits.setdefault(r["repo"], set()).add(r["commit"])
+    assert all(len(c) == 1 for c in commits.values())
+
+
+def test_tryout_ranks_scores_and_groups() -> None:
+    import tryout
+
+    symbols = ["Sinatra.Base.halt", "Sinatra.Base.route!", "Sinatra.Base.process_route"]
+    assert tryout.answer_rank(symbols, ["route!", "process_route"]) == 2
+    assert tryout.answer_rank(symbols, ["static!"]) is None
+    scored = tryout.score([1, 6, None, 2])
+    assert scored == {"count": 4, "hit@5": 0.5, "mrr@10": round((1 + 1 / 6 + 1 / 2) / 4, 4)}
+    assert tryout.score([11])["mrr@10"] == 0.0  # past the tenth result counts nothing
+    rows = [
+        {"repo": "a/x", "style": "direct", "hybrid": 1},
+        {"repo": "a/x", "style": "paraphrased", "hybrid": None},
+        {"repo": "b/y", "style": "direct", "hybrid": 4},
+    ]
+    groups = tryout.summarize(rows, "hybrid")
+    assert groups["all"] == {"count": 3, "hit@5": 0.6667, "mrr@10": round((1 + 1 / 4) / 3, 4)}
+    assert groups["style:paraphrased"] == {"count": 1, "hit@5": 0.0, "mrr@10": 0.0}
+    assert groups["repo:b/y"]["mrr@10"] == 0.25
+
+
+def test_tryout_exports_a_pinned_tree_from_a_bare_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    import tryout
+
+    work = tmp_path / "work"
+    work.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (work / "main.go").write_text("package main\n\nfunc Run() {}\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    commit = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    (work / "main.go").write_text("package main\n\nfunc Changed() {}\n")
+    subprocess.run([*git, "commit", "-qam", "two"], check=True)
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(work), str(mirrors / "o+r" / "repo")], check=True
+    )
+    monkeypatch.setattr(tryout, "WORK", tmp_path / "cache")
+    tree = tryout.export_tree("o/r", commit, mirrors)
+    assert tree is not None
+    assert "func Run()" in (tree / "main.go").read_text()  # the pinned commit, not HEAD
+    (tree / "main.go").write_text("edited")
+    assert tryout.export_tree("o/r", commit, mirrors) == tree  # exported once
+    assert (tree / "main.go").read_text() == "edited"
+    assert tryout.export_tree("o/missing", commit, mirrors) is None
+
+
+def test_the_tryout_section_lists_arms_styles_and_misses() -> None:
+    import report_quality
+
+    assert "not run" in "\n".join(report_quality._tryout(None)).lower()
+    arm = {"all": {"count": 2, "hit@5": 0.5, "mrr@10": 0.5}}
+    arm["style:direct"] = {"count": 1, "hit@5": 1.0, "mrr@10": 1.0}
+    doc = {
+        "indexes": {"o/r": {}},
+        "arms": {"bm25": arm, "hybrid": arm},
+        "misses": [
+            {"repo": "o/r", "style": "paraphrased", "question": "why?", "expected": ["f"]}
+            | {"hybrid": None, "top5": []}
+        ],
+    }
+    text = "\n".join(report_quality._tryout(doc))
+    assert "| hybrid | 0.50 / 0.50 | 1.00 / 1.00 |" in text
+    assert "- o/r (paraphrased): why? (want f; rank -)" in text
