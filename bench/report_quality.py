@@ -185,8 +185,9 @@ def _tryout(doc: Doc | None) -> list[str]:
     repos = dig(doc, "indexes") or {}
     lines += [
         f"{dig(arms, 'hybrid', 'all', 'count')} questions written without looking at any "
-        f"ranking, over {len(repos)} repositories in languages the sets above do not cover "
-        f"({', '.join(sorted(repos))}; `bench/tryout_questions.jsonl`). *Direct* questions "
+        f"ranking, over {len(repos)} repositories the tuning never saw, mostly in languages "
+        f"the sets above do not cover ({', '.join(sorted(repos))}; "
+        "`bench/tryout_questions.jsonl`). *Direct* questions "
         "use the project's words, *paraphrased* ones avoid them. A result answers when its "
         "symbol contains an expected name. hit@5 / MRR@10:",
         "",
