@@ -42,6 +42,8 @@ from common import write_result
 from corpora import CACHE_DIR
 from swebench import MIRRORS
 
+from codeqa_lsp.retrieval.evaluation import question_metrics
+
 QUESTIONS = Path(__file__).resolve().parent / "tryout_questions.jsonl"
 WORK = CACHE_DIR / "tryout"
 ARMS = ("bm25", "dense", "hybrid")
@@ -59,14 +61,16 @@ def answer_rank(symbols: Sequence[str], expected: Iterable[str]) -> int | None:
 
 
 def score(ranks: Sequence[int | None]) -> dict[str, float | int]:
-    """hit@5 and MRR@10 of a list of answer ranks (None: not in the results)."""
-    n = len(ranks)
-    hits = sum(1 for r in ranks if r is not None and r <= 5)
-    mrr = sum(1.0 / r for r in ranks if r is not None and r <= 10)
+    """hit@5 and MRR@10 of a list of answer ranks (None: not in the results), by the
+    question sets' own per-question metrics (`evaluation.question_metrics`)."""
+    per_question = [question_metrics(rank, None) for rank in ranks]
+    n = len(per_question)
     return {
         "count": n,
-        "hit@5": round(hits / n, 4) if n else 0.0,
-        "mrr@10": round(mrr / n, 4) if n else 0.0,
+        **{
+            name: round(sum(m[name] for m in per_question) / n, 4) if n else 0.0
+            for name in ("hit@5", "mrr@10")
+        },
     }
 
 
@@ -138,7 +142,7 @@ def run(embedder: str, mirrors: Path) -> dict[str, Any] | None:
         return None
     return {
         "embedder": embedder,
-        "questions": str(QUESTIONS.name),
+        "questions": QUESTIONS.name,
         "indexes": indexes,
         "arms": {arm: summarize(rows, arm) for arm in ARMS},
         "misses": [

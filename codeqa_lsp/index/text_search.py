@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters
@@ -114,33 +114,26 @@ class TextSearch(ReadsThroughStore):
         conn = self._reader()
         conn.execute("BEGIN")  # the counts and the total from one snapshot
         try:
-            total = int(conn.execute("SELECT count(*) FROM file_paths").fetchone()[0])
             reader = self._sparse[FILES.id]
             snap = reader.snapshot(conn)
-            stems = STEMMER.terms(t for t in terms if t) if snap is not None else {}
-            counts: dict[str, int] = {}
-            for term in terms:
+            if snap is None:
+                return _file_counts(conn, terms, lambda term: _fts_file_count(conn, term))
+            stems = STEMMER.terms(t for t in terms if t)
+
+            def count(term: str) -> int | None:
                 phrase = stems.get(term, ())
-                if snap is not None and len(phrase) == 1:
-                    counts[term] = reader.document_count(conn, snap, phrase[0])
-                else:
-                    count = _fts_file_count(conn, term)
-                    if count is not None:
-                        counts[term] = count
-            return counts, total
+                if len(phrase) != 1:
+                    return _fts_file_count(conn, term)
+                return reader.document_count(conn, snap, phrase[0])
+
+            return _file_counts(conn, terms, count)
         finally:
             conn.execute("COMMIT")
 
     def fts_file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         """`file_document_counts` counted by FTS5 alone (the reference in tests)."""
         conn = self._reader()
-        total = int(conn.execute("SELECT count(*) FROM file_paths").fetchone()[0])
-        counts: dict[str, int] = {}
-        for term in terms:
-            count = _fts_file_count(conn, term)
-            if count is not None:
-                counts[term] = count
-        return counts, total
+        return _file_counts(conn, terms, lambda term: _fts_file_count(conn, term))
 
     def labels_matching(self, filters: SearchFilters) -> set[int]:
         where, args = where_clause(filters=filters)
@@ -195,6 +188,16 @@ class TextSearch(ReadsThroughStore):
             log.debug("bm25 query %r failed: %s", expression, exc)
             return []
         return [(row_to_chunk(r[1:]), float(r[0])) for r in rows]
+
+
+def _file_counts(
+    conn: sqlite3.Connection, terms: Sequence[str], count: Callable[[str], int | None]
+) -> tuple[dict[str, int], int]:
+    """Each term's file count by `count` (None: FTS5 rejected the term, left out), and the
+    number of files."""
+    total = int(conn.execute("SELECT count(*) FROM file_paths").fetchone()[0])
+    counts = {term: n for term in terms if (n := count(term)) is not None}
+    return counts, total
 
 
 def _fts_file_count(conn: sqlite3.Connection, term: str) -> int | None:
