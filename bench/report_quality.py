@@ -207,6 +207,33 @@ def _tryout(doc: Doc | None) -> list[str]:
             for m in misses
         ]
         lines += ["", "</details>"]
+    return [*lines, "", *_tryout_confidence(dig(doc, "confidence"), sorted(repos))]
+
+
+def _tryout_confidence(conf: Doc | None, repos: list[str]) -> list[str]:
+    """The held-out check of the confidence floor: real and off-topic questions."""
+    if not conf:
+        return []
+    lines = [
+        f"Confidence on the same repositories (hybrid): {conf.get('real_count')} real questions "
+        f"(want at least 0.90 confident) and {conf.get('offtopic_count')} off-topic ones, five "
+        "per repository, four about what no such project does and one near its domain (want "
+        "at most 0.10):",
+        "",
+    ]
+    shares = dig(conf, "repos") or {}
+    lines += table(
+        ["answered confidently", "all", *(r.split("/")[-1] for r in repos)],
+        [
+            [label, fmt(conf.get(key)), *(fmt(dig(shares, r, key)) for r in repos)]
+            for label, key in (("real", "real_confident"), ("off-topic", "offtopic_confident"))
+        ],
+    )
+    wrong = conf.get("offtopic_confident_questions") or []
+    lines += [f"- confident off-topic: {w['repo']}: {w['question']} → {w['best']}" for w in wrong]
+    unsure = conf.get("real_unconfident_questions") or []
+    if unsure:
+        lines.append(f"- real questions not confident ({len(unsure)}): " + "; ".join(unsure))
     return [*lines, ""]
 
 

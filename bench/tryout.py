@@ -1,13 +1,20 @@
 """Held-out questions over repositories in the languages the question sets do not cover.
 
 The shared question sets are Python, JavaScript and TypeScript; the product indexes twelve
-languages. `tryout_questions.jsonl` holds 89 questions over nine public repositories (Go,
-Rust, Java, Ruby, C, C++, C#, PHP and one more Python library), written on 2026-11-26 by
+languages. `tryout_questions.jsonl` holds 89 real questions over nine public repositories
+(Go, Rust, Java, Ruby, C, C++, C#, PHP and one more Python library), written on 2026-11-26 by
 reading each repository as a new user would, before any ranking was looked at, and never
 used to tune anything. Two styles: *direct* questions use the project's own words ("how is
 the bash completion script generated"); *paraphrased* ones avoid them, like the shared
 sets' low-overlap questions ("how does a child command inherit options declared on its
-ancestors?").
+ancestors?"). A third style, *offtopic* (45, five per repository, added 2026-11-26 before
+they were run), asks about what the repository does not do: four questions no such project
+answers ("how are uploaded images resized into thumbnails?") and one near its domain ("how
+are log files uploaded to a cloud storage bucket?" of a logging library), each checked with
+grep. The honest answer is "no confident source". With them the benchmark
+checks the confidence floor on code it was not set on: the share of real questions answered
+confidently (want at least 0.90) and of off-topic ones (want at most 0.10), by the same
+`evaluation.confidence_shares` the question sets use.
 
 A result answers a question when its symbol contains one of the question's expected names
 (`Command.ValidateRequiredFlags` answers "validateRequiredFlags"-style expectations; names are
@@ -21,7 +28,7 @@ without them the benchmark says so and exits 0.
     python bench/tryout.py [--embedder local] [--mirrors DIR]
 
 Writes bench/results/tryout.json: hit@5 and MRR@10 per arm (bm25, dense, hybrid), per style
-and per repository, and every question the hybrid pipeline misses.
+and per repository, every question the hybrid pipeline misses, and the confident shares.
 """
 
 from __future__ import annotations
@@ -42,12 +49,13 @@ from common import write_result
 from corpora import CACHE_DIR
 from swebench import MIRRORS
 
-from codeqa_lsp.retrieval.evaluation import question_metrics
+from codeqa_lsp.retrieval.evaluation import Expected, Question, confidence_shares, question_metrics
 
 QUESTIONS = Path(__file__).resolve().parent / "tryout_questions.jsonl"
 WORK = CACHE_DIR / "tryout"
 ARMS = ("bm25", "dense", "hybrid")
 TOP_K = 10
+OFFTOPIC = "offtopic"  # the style of questions the repository has no answer to
 
 
 def load_questions(path: Path = QUESTIONS) -> list[dict[str, Any]]:
@@ -129,28 +137,63 @@ def run(embedder: str, mirrors: Path) -> dict[str, Any] | None:
             searcher = HybridSearcher(indexer, config)
             for q in asked:
                 row = {k: q[k] for k in ("repo", "question", "expected", "style")}
-                for arm in ARMS:
-                    hits = searcher.search(q["question"], top_k=TOP_K, mode=arm).hits  # type: ignore[arg-type]
-                    symbols = [h.chunk.symbol for h in hits]
-                    row[arm] = answer_rank(symbols, q["expected"])
+                for arm in ARMS if q["style"] != OFFTOPIC else ("hybrid",):
+                    response = searcher.search(q["question"], top_k=TOP_K, mode=arm)  # type: ignore[arg-type]
+                    hits = response.hits
+                    row[arm] = answer_rank([h.chunk.symbol for h in hits], q["expected"])
                     if arm == "hybrid":
                         row["top5"] = [f"{h.chunk.path}:{h.chunk.symbol}" for h in hits[:5]]
+                        row["confident"] = response.confident
                 rows.append(row)
         finally:
             indexer.close()
     if not rows:
         return None
+    real = [r for r in rows if r["style"] != OFFTOPIC]
     return {
         "embedder": embedder,
         "questions": QUESTIONS.name,
         "indexes": indexes,
-        "arms": {arm: summarize(rows, arm) for arm in ARMS},
+        "arms": {arm: summarize(real, arm) for arm in ARMS},
         "misses": [
             {k: r[k] for k in ("repo", "style", "question", "expected", "hybrid", "top5")}
-            for r in rows
+            for r in real
             if r["hybrid"] is None or r["hybrid"] > 5
         ],
+        "confidence": confidence(rows),
     }
+
+
+def confidence(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The hybrid pipeline's confident shares, over all repositories and per repository,
+    with the confident off-topic questions and the real questions it was unsure of."""
+
+    def shares(group: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        questions = [
+            Question(str(i), r["question"], tuple(Expected(r["repo"], e) for e in r["expected"]))
+            for i, r in enumerate(group)
+        ]
+        sure = {str(i) for i, r in enumerate(group) if r["confident"]}
+        return confidence_shares(questions, lambda q: q.id in sure)
+
+    out = shares(rows)
+    out["real_count"] = sum(1 for r in rows if r["expected"])
+    out["real_unconfident_questions"] = [
+        r["question"] for r in rows if r["expected"] and not r["confident"]
+    ]
+    out["offtopic_confident_questions"] = [
+        {"repo": r["repo"], "question": r["question"], "best": (r["top5"] or ["-"])[0]}
+        for r in rows
+        if not r["expected"] and r["confident"]
+    ]
+    by_repo: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_repo.setdefault(r["repo"], []).append(r)
+    out["repos"] = {
+        repo: {k: shares(group)[k] for k in ("real_confident", "offtopic_confident")}
+        for repo, group in by_repo.items()
+    }
+    return out
 
 
 def summarize(rows: Sequence[dict[str, Any]], arm: str) -> dict[str, Any]:

@@ -320,12 +320,16 @@ def test_tryout_questions_are_well_formed() -> None:
     import tryout
 
     rows = tryout.load_questions()
-    assert len(rows) >= 80
-    assert len({r["question"] for r in rows}) == len(rows)
+    assert len(rows) >= 120
+    # A question is asked once per repository (off-topic ones recur across repositories).
+    assert len({(r["repo"], r["question"]) for r in rows}) == len(rows)
     for r in rows:
-        assert r["style"] in ("direct", "paraphrased"), r
+        assert r["style"] in ("direct", "paraphrased", tryout.OFFTOPIC), r
         assert len(r["commit"]) == 40 and int(r["commit"], 16) >= 0, r
-        assert r["expected"] and all(isinstance(e, str) and e for e in r["expected"]), r
+        assert all(isinstance(e, str) and e for e in r["expected"]), r
+        assert bool(r["expected"]) == (r["style"] != tryout.OFFTOPIC), r
+    real_repos = {r["repo"] for r in rows if r["expected"]}
+    assert {r["repo"] for r in rows if not r["expected"]} == real_repos
     # One commit per repository: every question of a repository asks about the same tree.
     commits: dict[str, set[str]] = {}
     for r in rows:
@@ -351,6 +355,33 @@ def test_tryout_ranks_scores_and_groups() -> None:
     assert groups["all"] == {"count": 3, "hit@5": 0.6667, "mrr@10": round((1 + 1 / 4) / 3, 4)}
     assert groups["style:paraphrased"] == {"count": 1, "hit@5": 0.0, "mrr@10": 0.0}
     assert groups["repo:b/y"]["mrr@10"] == 0.25
+
+
+def test_tryout_confidence_shares_per_repository() -> None:
+    import tryout
+
+    asked = [  # repository, expected names (none: off-topic), answered confidently
+        ("a/x", ["f"], True),
+        ("a/x", ["g"], False),
+        ("a/x", [], True),
+        ("b/y", ["h"], True),
+        ("b/y", [], False),
+        ("b/y", [], False),
+    ]
+    rows = [
+        {"repo": repo, "question": f"q{i}", "expected": expected, "confident": sure}
+        | {"top5": [f"{repo}:best"]}
+        for i, (repo, expected, sure) in enumerate(asked)
+    ]
+    conf = tryout.confidence(rows)
+    assert conf["real_confident"] == 0.6667 and conf["real_count"] == 3
+    assert conf["offtopic_confident"] == 0.3333 and conf["offtopic_count"] == 3
+    assert conf["offtopic_confident_questions"] == [
+        {"repo": "a/x", "question": "q2", "best": "a/x:best"}
+    ]
+    assert conf["real_unconfident_questions"] == ["q1"]
+    assert conf["repos"]["a/x"] == {"real_confident": 0.5, "offtopic_confident": 1.0}
+    assert conf["repos"]["b/y"] == {"real_confident": 1.0, "offtopic_confident": 0.0}
 
 
 def test_tryout_exports_a_pinned_tree_from_a_bare_mirror(
@@ -403,3 +434,18 @@ def test_the_tryout_section_lists_arms_styles_and_misses() -> None:
     text = "\n".join(report_quality._tryout(doc))
     assert "| hybrid | 0.50 / 0.50 | 1.00 / 1.00 |" in text
     assert "- o/r (paraphrased): why? (want f; rank -)" in text
+    assert "Confidence on the same repositories" not in text  # older results: no section
+    doc["confidence"] = {
+        "real_confident": 0.5,
+        "real_count": 2,
+        "offtopic_confident": 0.25,
+        "offtopic_count": 4,
+        "offtopic_confident_questions": [{"repo": "o/r", "question": "gpu?", "best": "a.c:f"}],
+        "real_unconfident_questions": ["why?"],
+        "repos": {"o/r": {"real_confident": 0.5, "offtopic_confident": 0.25}},
+    }
+    text = "\n".join(report_quality._tryout(doc))
+    assert "| real | 0.50 | 0.50 |" in text
+    assert "| off-topic | 0.25 | 0.25 |" in text
+    assert "- confident off-topic: o/r: gpu? → a.c:f" in text
+    assert "- real questions not confident (1): why?" in text
