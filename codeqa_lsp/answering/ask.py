@@ -39,6 +39,7 @@ from codeqa_lsp.answering.extractive import (
     low_confidence_answer,
 )
 from codeqa_lsp.answering.finals import extractive_final, model_final, usage_of
+from codeqa_lsp.answering.markdown import code_span
 from codeqa_lsp.answering.model import Answer, Usage
 from codeqa_lsp.answering.prompt import Prompt, build_ask_prompt, build_explain_prompt
 from codeqa_lsp.answering.providers import (
@@ -170,7 +171,7 @@ class Answerer:
         if secret is not None:
             # The scanner keeps such files out of the index; explaining one must not leak it.
             yield Answer(
-                text=f"`{rel_path}` looks like it holds secrets ({secret}); it is never "
+                text=f"{code_span(rel_path)} looks like it holds secrets ({secret}); it is never "
                 "explained or sent anywhere.",
                 latency_s=time.monotonic() - started,
             )
@@ -180,7 +181,7 @@ class Answerer:
             # What the scanner would not index (`.git/`, excluded folders, key files) is
             # never sent to a provider either, from disk or from an editor buffer.
             yield Answer(
-                text=f"`{rel_path}` is not part of the indexed workspace ({skipped}); "
+                text=f"{code_span(rel_path)} is not part of the indexed workspace ({skipped}); "
                 "it is not explained or sent anywhere.",
                 latency_s=time.monotonic() - started,
             )
@@ -188,7 +189,7 @@ class Answerer:
         found = self._explain_context(rel_path, line, text)
         if found is None:
             yield Answer(
-                text=f"No function, method or class encloses line {line} of `{rel_path}`.",
+                text=f"No function, method or class encloses line {line} of {code_span(rel_path)}.",
                 latency_s=time.monotonic() - started,
             )
             return

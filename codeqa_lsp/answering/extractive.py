@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from codeqa_lsp.answering.markdown import code_fence, code_span
+from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import query_terms, tokenize
 
@@ -75,19 +77,20 @@ def matching_lines(
 def describe_chunk(number: int, chunk: Chunk, question: str = "") -> str:
     """One cited item: symbol, location, doc sentence, signature, matching lines."""
     lines = [
-        f"**[{number}]** `{chunk.symbol}` ({chunk.kind}) — "
-        f"`{chunk.path}:{chunk.start_line}-{chunk.end_line}`"
+        f"**[{number}]** {code_span(chunk.symbol)} ({chunk.kind}) — "
+        f"{code_span(f'{chunk.path}:{chunk.start_line}-{chunk.end_line}')}"
     ]
     if chunk.doc.strip():
-        lines.append(f"> {first_sentence(chunk.doc)}")
+        # Workspace text: its links, images and HTML reduced to text like a model's answer.
+        lines.append(f"> {sanitize_markdown(first_sentence(chunk.doc))}")
     headline = " ".join(chunk.signature.split()) or _first_code_line(chunk.text)
     if headline:
-        lines.append(f"```{chunk.language}\n{headline}\n```")
+        lines.append(code_fence(headline, chunk.language))
     matched = matching_lines(chunk, question) if question else []
     if matched:
         lines.append(
             "Matching lines: "
-            + "; ".join(f"L{n} `{text.replace('`', '')}`" for n, text in matched)
+            + "; ".join(f"L{n} {code_span(text)}" for n, text in matched)
             + f" [{number}]"
         )
     return "\n".join(lines)
@@ -113,7 +116,8 @@ def extractive_explanation(target: Chunk, callees: Sequence[Chunk], note: str) -
     parts = [note, describe_chunk(1, target)]
     if callees:
         calls = ", ".join(
-            f"`{c.symbol}` (`{c.path}:{c.start_line}`) [{n}]" for n, c in enumerate(callees, 2)
+            f"{code_span(c.symbol)} ({code_span(f'{c.path}:{c.start_line}')}) [{n}]"
+            for n, c in enumerate(callees, 2)
         )
         parts.append(f"It calls: {calls}.")
     return "\n\n".join(parts)
@@ -126,7 +130,7 @@ def low_confidence_answer(candidates: Sequence[Chunk], reason: str) -> str:
         text += f" ({reason})"
     if candidates:
         nearest = "\n".join(
-            f"- [{n}] `{c.symbol}` — `{c.path}:{c.start_line}-{c.end_line}`"
+            f"- [{n}] {code_span(c.symbol)} — {code_span(f'{c.path}:{c.start_line}-{c.end_line}')}"
             for n, c in enumerate(candidates, 1)
         )
         text += f"\n\nNearest candidates, in case one is what you meant:\n{nearest}"

@@ -14,10 +14,10 @@ close the fence and pose as instructions outside it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from codeqa_lsp.answering.markdown import fence_for
 from codeqa_lsp.answering.redact import Redactor
 from codeqa_lsp.chunking.model import Chunk, estimate_tokens
 
@@ -66,14 +66,9 @@ def chunk_header(number: int, chunk: Chunk) -> str:
     )
 
 
-def _fence(text: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
 def render_chunk(number: int, chunk: Chunk, text: str | None = None) -> str:
     body = chunk.text if text is None else text
-    fence = _fence(body)
+    fence = fence_for(body)
     return f"{chunk_header(number, chunk)}\n{fence}{chunk.language}\n{body}\n{fence}"
 
 

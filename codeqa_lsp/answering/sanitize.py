@@ -25,6 +25,8 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
+from codeqa_lsp.answering.markdown import code_fence, code_span
+
 # CommonMark with raw HTML recognised (so it can be shown escaped, not passed through).
 # Reference definitions are off: `[1]: ...` would vanish from the text (a definition renders
 # as nothing), and the model's prose must never be deleted.
@@ -95,7 +97,7 @@ def _block(node: SyntaxTreeNode, tight: bool) -> str:
     if kind in ("bullet_list", "ordered_list"):
         return _list(node)
     if kind in ("fence", "code_block"):
-        return _fence(
+        return code_fence(
             node.content, _INFO.sub("", node.info.split()[0]) if node.info.strip() else ""
         )
     if kind == "html_block":
@@ -128,19 +130,6 @@ def _paragraphs(item: SyntaxTreeNode) -> list[SyntaxTreeNode]:
     return [c for c in item.children if c.type == "paragraph"]
 
 
-def _fence(content: str, info: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{content.rstrip(chr(10))}\n{fence}"
-
-
-def _code_span(content: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if content.startswith("`") or content.endswith("`") or longest else ""
-    return f"{fence}{pad}{content}{pad}{fence}"
-
-
 def _inline_children(node: SyntaxTreeNode) -> str:
     inline = node.children[0] if node.children and node.children[0].type == "inline" else node
     text = "".join(_inline(child) for child in inline.children)
@@ -159,7 +148,7 @@ def _inline(node: SyntaxTreeNode) -> str:
     if kind in ("softbreak", "hardbreak"):
         return "\n"
     if kind == "code_inline":
-        return _code_span(node.content)
+        return code_span(node.content)
     if kind == "em":
         return "*" + "".join(_inline(c) for c in node.children) + "*"
     if kind == "strong":

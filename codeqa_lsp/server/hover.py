@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from codeqa_lsp.answering.markdown import code_fence
+from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.server.buffers import document_text
 from codeqa_lsp.server.convert import file_uri, line_link, link_citations
@@ -78,13 +80,16 @@ def definition_markdown(root: Path, chunk: Chunk) -> str:
     )
     uri = file_uri(root / chunk.path)
     parts = [
-        f"```{chunk.language}\n{signature}\n```",
+        code_fence(signature, chunk.language),
         f"**{chunk.symbol}** ({chunk.kind}) defined in "
         f"[{chunk.path}:{chunk.start_line}]({line_link(uri, chunk.start_line)})",
     ]
     doc = chunk.doc.strip()
     if doc:
-        parts.append(doc if len(doc) <= MAX_DOC_CHARS else doc[: MAX_DOC_CHARS - 1] + "…")
+        # The doc comes from a workspace file: shown with the answers' markdown whitelist, so
+        # a hostile docstring's image, link or HTML is text, not a fetch or a command.
+        cut = doc if len(doc) <= MAX_DOC_CHARS else doc[: MAX_DOC_CHARS - 1] + "…"
+        parts.append(sanitize_markdown(cut))
     return "\n\n".join(parts)
 
 
