@@ -153,9 +153,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     path_text, _, line_text = args.location.rpartition(":")
     if not path_text or not line_text.isdigit() or int(line_text) < 1:
         raise UsageError(f"expected PATH:LINE with a line number from 1, got {args.location!r}")
-    path = Path(path_text)
-    absolute = path if path.is_absolute() else args.root / path
-    if not absolute.is_file():
+    path = Path(path_text).expanduser()
+    # Relative to the current directory (what shell completion writes) when that names a
+    # file, else to the workspace root (what `codeqa search` prints).
+    candidates = [path] if path.is_absolute() else [Path.cwd() / path, args.root / path]
+    absolute = next((c for c in candidates if c.is_file()), None)
+    if absolute is None:
         raise UsageError(f"no such file: {path_text}")
     if not absolute.resolve().is_relative_to(args.root):
         raise UsageError(f"{path_text} is outside the workspace {args.root}")

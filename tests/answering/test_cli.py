@@ -120,6 +120,23 @@ def test_explain_path_line(repo: Path, tmp_path: Path, capsys: pytest.CaptureFix
     assert {c["symbol"] for c in answer["citations"][1:]} == {"apply_tax", "compute_discount"}
 
 
+def test_explain_takes_a_path_from_the_current_directory_or_the_root(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = next(
+        i
+        for i, text in enumerate((repo / "shop/pricing.py").read_text().splitlines(), 1)
+        if "total = sum(self.items)" in text
+    )
+    monkeypatch.chdir(repo.parent)  # a shell beside the workspace: completion writes repo/...
+    assert main(cli(repo, tmp_path, "explain", f"{repo.name}/shop/pricing.py:{line}")) == 0
+    assert "Cart.checkout" in capsys.readouterr().out
+    monkeypatch.chdir(repo / "shop")  # inside it: `pricing.py`, or the root-relative path
+    for location in (f"pricing.py:{line}", f"shop/pricing.py:{line}"):
+        assert main(cli(repo, tmp_path, "explain", location, "--json")) == 0
+        assert json.loads(capsys.readouterr().out)["citations"][0]["symbol"] == "Cart.checkout"
+
+
 @pytest.mark.parametrize(
     "location, message",
     [

@@ -49,9 +49,7 @@ def test_a_hostile_docstring_renders_nothing_active_in_an_extractive_answer(atta
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_a_hostile_docstring_renders_nothing_active_in_a_hover(
-    attack: str, tmp_path: Path
-) -> None:
+def test_a_hostile_docstring_renders_nothing_active_in_a_hover(attack: str, tmp_path: Path) -> None:
     chunk = hostile_chunk(f"{attack} Apply the discount.")
     hover = definition_markdown(tmp_path, chunk)
     own = f"{file_uri(tmp_path / chunk.path)}#L{chunk.start_line}"
