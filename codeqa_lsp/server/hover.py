@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from codeqa_lsp.answering.markdown import code_fence
+from codeqa_lsp.answering.markdown import code_fence, code_span
 from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.server.buffers import document_text
@@ -81,8 +81,10 @@ def definition_markdown(root: Path, chunk: Chunk) -> str:
     uri = file_uri(root / chunk.path)
     parts = [
         code_fence(signature, chunk.language),
-        f"**{chunk.symbol}** ({chunk.kind}) defined in "
-        f"[{chunk.path}:{chunk.start_line}]({line_link(uri, chunk.start_line)})",
+        # Code spans: as plain markdown `Cart.__init__` and `pkg/__init__.py` lost their
+        # underscores to emphasis ("Cart.init", "pkg/init.py").
+        f"{code_span(chunk.symbol)} ({chunk.kind}) defined in "
+        f"[{code_span(f'{chunk.path}:{chunk.start_line}')}]({line_link(uri, chunk.start_line)})",
     ]
     doc = chunk.doc.strip()
     if doc:

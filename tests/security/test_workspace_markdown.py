@@ -92,3 +92,26 @@ def test_an_extractive_answer_quotes_a_template_literal_with_its_backticks() -> 
         if child.type == "code_inline"
     ]
     assert line in quoted, item
+
+
+def test_a_hover_keeps_dunder_names_and_paths_whole(tmp_path: Path) -> None:
+    body = "def __init__(self):\n    self.items = []\n"
+    chunk = Chunk(
+        path="shop/__init__.py",
+        symbol="Cart.__init__",
+        kind="method",
+        language="python",
+        start_line=3,
+        end_line=4,
+        start_byte=0,
+        end_byte=len(body),
+        text=body,
+        signature="def __init__(self):",
+    )
+    render = MarkdownIt("commonmark")
+    render.validateLink = lambda url: True  # type: ignore[method-assign]  # editors open file:
+    html = render.render(definition_markdown(tmp_path, chunk))
+    assert "<code>Cart.__init__</code>" in html, html
+    href = f"{file_uri(tmp_path / chunk.path)}#L3"
+    assert f'<a href="{href}"><code>shop/__init__.py:3</code></a>' in html, html
+    assert "<strong>" not in html and "<em>" not in html

@@ -277,14 +277,14 @@ H.run(function()
     -- The hover the server sends (codeqa_lsp/server/hover.py definition_markdown).
     local lines, hls = markdown.to_display(table.concat({
       '```python', 'def make_method(name, spec):', '```',
-      '**make_method** (function) defined in [cls/_make.py:12](file:///w/cls/_make.py#L12)',
+      '`make_method` (function) defined in [`cls/__init__.py:12`](file:///w/cls/__init__.py#L12)',
     }, '\n'))
-    H.eq(lines, { '', '  def make_method(name, spec):', '', 'make_method (function) defined in cls/_make.py:12' })
+    H.eq(lines, { '', '  def make_method(name, spec):', '', 'make_method (function) defined in cls/__init__.py:12' })
     local groups = {}
     for _, hl in ipairs(hls) do
       groups[#groups + 1] = string.format('%d:%s:%d-%d', hl[1], hl[2], hl[3], hl[4])
     end
-    H.eq(groups, { '1:CodeQACode:0--1', '3:CodeQABold:0-11', '3:CodeQALink:34-49' })
+    H.eq(groups, { '1:CodeQACode:0--1', '3:CodeQACode:0-11', '3:CodeQALink:34-52', '3:CodeQACode:34-52' })
     -- An answer: citations stay [n] (<CR> jumps), emphasis and code lose their markers.
     local answer = markdown.to_display({ '# where is it?', '**[1]** `apply_discount` normalises the code [2](file:///w/a.py#L3-L9).',
       '', '_extractive_', '- a *list* item', '> quoted', 'snake_case_name and 2 * 3 * 4' })
