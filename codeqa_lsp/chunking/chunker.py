@@ -60,7 +60,9 @@ logger = logging.getLogger(__name__)
 # 5: TypeScript overload signatures left out of the embedded text (`overloads.py`).
 # 6: Java enum constants with a body, and fields holding an anonymous class, are containers
 #    (their methods are named `Policy.IDENTITY.translateName`; `queries/java.scm`).
-CHUNKER_VERSION = "6"
+# 7: named types are definitions, no longer module text: TypeScript and Rust type aliases
+#    (`type output<T> = ...`), every Go `type` (`type HandlerFunc func(...)`, aliases).
+CHUNKER_VERSION = "7"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

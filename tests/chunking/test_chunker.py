@@ -61,6 +61,53 @@ def test_typescript_skeleton_keeps_fields_and_elides_bodies() -> None:
     assert subject.doc == "A subject."
 
 
+def test_typescript_type_aliases_are_definitions() -> None:
+    text = (
+        "import type { Schema } from './schema';\n\n"
+        "/** What a schema parses to. */\n"
+        "export type output<T> = T extends { _output: infer O } ? O : unknown;\n"
+        "export type { output as infer };\n\n"
+        "export function parse<T>(schema: Schema<T>, data: unknown): output<T> {\n"
+        "  type Local = { ok: boolean };\n"
+        "  return schema.parse(data) as output<T>;\n"
+        "}\n"
+    )
+    chunks = chunk_source("core.ts", text)
+    assert_well_formed(chunks, text)
+    found = by_symbol(chunks)
+    alias = found["output"][0]
+    assert alias.kind == "class" and (alias.start_line, alias.end_line) == (3, 4)
+    assert alias.doc == "What a schema parses to."
+    assert "parse.Local" in found  # a type declared inside a function is named under it
+    module = found["<module>"][0]
+    assert "type output<T>" not in module.text  # its own chunk now, not module text
+
+
+def test_go_and_rust_named_types_and_aliases_are_definitions() -> None:
+    go = (
+        "package cobra\n\n"
+        "// PositionalArgs validates the arguments.\n"
+        "type PositionalArgs func(cmd *Command, args []string) error\n\n"
+        "type Level int\n\n"
+        "type Alias = Level\n\n"
+        "type Command struct {\n\tUse string\n}\n"
+    )
+    chunks = chunk_source("args.go", go)
+    assert_well_formed(chunks, go)
+    kinds = {c.symbol: c.kind for c in chunks}
+    assert {kinds[n] for n in ("PositionalArgs", "Level", "Alias", "Command")} == {"class"}
+    assert by_symbol(chunks)["PositionalArgs"][0].doc == "PositionalArgs validates the arguments."
+    rust = (
+        "/// `Result<T, Error>`\n"
+        "pub type Result<T, E = Error> = core::result::Result<T, E>;\n\n"
+        "pub struct Error {\n    inner: Box<str>,\n}\n"
+    )
+    chunks = chunk_source("lib.rs", rust)
+    assert_well_formed(chunks, rust)
+    result = by_symbol(chunks)["Result"][0]
+    assert result.kind == "class" and (result.start_line, result.end_line) == (1, 2)
+
+
 def test_signature_doc_and_exact_text() -> None:
     text = (FIXTURES / "sample.js").read_text()
     chunks = by_symbol(chunk_source("lib/sample.js", text))

@@ -3,6 +3,7 @@
 (abstract_class_declaration name: (_) @name body: (_) @body) @definition.class
 (interface_declaration name: (_) @name body: (_) @body) @definition.class
 (enum_declaration name: (_) @name body: (_) @body) @definition.class
+(type_alias_declaration name: (_) @name) @definition.class
 (internal_module name: (_) @name) @definition.namespace
 (function_signature name: (identifier) @name) @definition.function
 ; Overload signatures in a class body merge with their implementation (same symbol).
