@@ -61,7 +61,8 @@ logger = logging.getLogger(__name__)
 # 6: Java enum constants with a body, and fields holding an anonymous class, are containers
 #    (their methods are named `Policy.IDENTITY.translateName`; `queries/java.scm`).
 # 7: named types are definitions, no longer module text: TypeScript and Rust type aliases
-#    (`type output<T> = ...`), every Go `type` (`type HandlerFunc func(...)`, aliases).
+#    (`type output<T> = ...`), every Go `type` (`type HandlerFunc func(...)`, aliases), and
+#    C/C++ anonymous structs, unions and enums by their typedef name.
 CHUNKER_VERSION = "7"
 
 MIN_TOKENS = 64

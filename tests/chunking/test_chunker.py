@@ -83,7 +83,7 @@ def test_typescript_type_aliases_are_definitions() -> None:
     assert "type output<T>" not in module.text  # its own chunk now, not module text
 
 
-def test_go_and_rust_named_types_and_aliases_are_definitions() -> None:
+def test_go_rust_and_c_named_types_and_aliases_are_definitions() -> None:
     go = (
         "package cobra\n\n"
         "// PositionalArgs validates the arguments.\n"
@@ -106,6 +106,22 @@ def test_go_and_rust_named_types_and_aliases_are_definitions() -> None:
     assert_well_formed(chunks, rust)
     result = by_symbol(chunks)["Result"][0]
     assert result.kind == "class" and (result.start_line, result.end_line) == (1, 2)
+    c = (
+        "typedef struct {\n    int x, y;\n} Point;\n\n"
+        "typedef struct named { int a; } named_t;\n\n"
+        "typedef enum { RED, GREEN } color;\n\n"
+        "int area(Point p) { return p.x * p.y; }\n"
+    )
+    for path in ("shapes.c", "shapes.cpp"):
+        chunks = chunk_source(path, c)
+        assert_well_formed(chunks, c)
+        # An anonymous type takes its typedef's name; a named struct keeps its own, once.
+        assert [(x.symbol, x.kind) for x in chunks] == [
+            ("Point", "class"),
+            ("named", "class"),
+            ("color", "class"),
+            ("area", "function"),
+        ]
 
 
 def test_signature_doc_and_exact_text() -> None:
