@@ -62,7 +62,8 @@ logger = logging.getLogger(__name__)
 #    (their methods are named `Policy.IDENTITY.translateName`; `queries/java.scm`).
 # 7: named types are definitions, no longer module text: TypeScript and Rust type aliases
 #    (`type output<T> = ...`), every Go `type` (`type HandlerFunc func(...)`, aliases), and
-#    C/C++ anonymous structs, unions and enums by their typedef name.
+#    C/C++ anonymous structs, unions and enums by their typedef name; Ruby predicates keep
+#    their `?` (`redirect?` was named `redirect`, beside the real `redirect`).
 CHUNKER_VERSION = "7"
 
 MIN_TOKENS = 64

@@ -60,8 +60,9 @@ _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _ANGLE_ARGS = re.compile(r"<[^<>]*>")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|#[^\n]*", re.S)
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-# Names as people write them: identifiers joined by dots, operators, JS computed keys.
-_SANE_NAME = re.compile(r"^[\w$~.!=<>+\-*/%&|^\[\]'\"`]+$")
+# Names as people write them: identifiers joined by dots, operators, JS computed keys, Ruby
+# predicates and bang methods (`empty?`, `save!`).
+_SANE_NAME = re.compile(r"^[\w$~.!?=<>+\-*/%&|^\[\]'\"`]+$")
 _SPACE = re.compile(r"\s+")
 _NOT_IDENT = re.compile(r"[^0-9A-Za-z_$]")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,9 @@ MAX_DEFINITIONS = 3
 MAX_DOC_CHARS = 1200
 MAX_IDENTIFIER = 256
 _BEFORE = re.compile(r"[A-Za-z_0-9.]*$")
-_AFTER = re.compile(r"^[A-Za-z_0-9]*")
+# A trailing `?` or `!` belongs to a Ruby method name (`empty?`, `save!`); elsewhere it is an
+# operator (`a!=b`, `x?.y`), and the lookup retries without it.
+_AFTER = re.compile(r"^[A-Za-z_0-9]*[?!]?")
 
 
 def identifier_at(line: str, column: int) -> tuple[str, str | None] | None:
@@ -74,6 +77,17 @@ def rank_definitions(
     return sorted(unique, key=order)[:MAX_DEFINITIONS]
 
 
+def find_definitions(
+    lookup: Callable[[str], list[Chunk]], name: str, qualifier: str | None, current: str | None
+) -> list[Chunk]:
+    """The definitions of `name` (`lookup` is the index's), ranked; `empty?` / `save!` that
+    name none are looked up without the suffix (`a!=b` is an `a`)."""
+    found = rank_definitions(lookup(name), name, qualifier, current)
+    if not found and len(name) > 1 and name[-1] in "?!":
+        found = rank_definitions(lookup(name[:-1]), name[:-1], qualifier, current)
+    return found
+
+
 def definition_markdown(root: Path, chunk: Chunk) -> str:
     signature = chunk.signature.strip() or next(
         (line.strip() for line in chunk.text.splitlines() if line.strip()), chunk.symbol
@@ -112,7 +126,7 @@ def compute_hover(ls: CodeQAServer, uri: str, position: types.Position) -> types
     if ident is None:
         return None
     name, qualifier = ident
-    definitions = rank_definitions(codebase.definitions(name), name, qualifier, current)
+    definitions = find_definitions(codebase.definitions, name, qualifier, current)
     if not definitions:
         return None
     sections = [definition_markdown(root, chunk) for chunk in definitions]

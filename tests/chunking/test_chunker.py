@@ -377,3 +377,14 @@ def test_every_grammar_and_query_loads() -> None:
         assert loaded is not None, language
         assert loaded.query.pattern_count > 0
         assert parser_for(language) is parser_for(language)  # one parser per thread, reused
+
+
+def test_ruby_predicate_and_bang_methods_keep_their_suffix() -> None:
+    text = (
+        "class Response\n  def redirect?\n    status.between?(300, 399)\n  end\n\n"
+        "  def redirect(uri)\n    halt\n  end\n\n  def save!\n    true\n  end\nend\n"
+    )
+    chunks = chunk_source("response.rb", text)
+    assert_well_formed(chunks, text)
+    methods = [c.symbol for c in chunks if c.kind == "method"]
+    assert methods == ["Response.redirect?", "Response.redirect", "Response.save!"]

@@ -9,7 +9,7 @@ from codeqa_lsp.answering.model import Citation
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.server.__main__ import RedactingFilter, redact
 from codeqa_lsp.server.convert import line_link, line_range, link_citations, range_json
-from codeqa_lsp.server.hover import identifier_at, rank_definitions
+from codeqa_lsp.server.hover import find_definitions, identifier_at, rank_definitions
 from codeqa_lsp.server.protocol import describe_structure_error, strict_converter
 
 
@@ -38,6 +38,12 @@ def test_identifier_under_the_cursor_with_its_qualifier() -> None:
     assert identifier_at(line, line.index("settings =") + 2) == ("settings", "self")
     assert identifier_at("x = 42", 5) is None
     assert identifier_at("short", 99) is None
+    # Ruby predicates and bang methods keep their suffix (the hover retries without it).
+    ruby = "    halt unless request.empty? && response.save!(force)"
+    assert identifier_at(ruby, ruby.index("empty?") + 2) == ("empty?", "request")
+    assert identifier_at(ruby, ruby.index("empty?") + 5) == ("empty?", "request")
+    assert identifier_at(ruby, ruby.index("save!") + 1) == ("save!", "response")
+    assert identifier_at("if a!=b", 3) == ("a!", None)
 
 
 def _chunk(path: str, symbol: str, line: int, part: int = 0) -> Chunk:
@@ -125,3 +131,16 @@ def test_strict_converter_rejects_non_strings_with_a_readable_reason() -> None:
         types.HoverRequest,
     )
     assert ok.params.text_document.uri == "file:///a"
+
+
+def test_a_ruby_suffix_is_kept_when_it_names_a_definition_and_dropped_otherwise() -> None:
+    chunks = [_chunk("lib/a.rb", "A.empty?", 3), _chunk("lib/a.rb", "A.empty", 9)]
+    by_name = {c.name: [c] for c in chunks}
+
+    def lookup(name: str) -> list[Chunk]:
+        return by_name.get(name, [])
+
+    assert [c.symbol for c in find_definitions(lookup, "empty?", "a", None)] == ["A.empty?"]
+    assert [c.symbol for c in find_definitions(lookup, "empty", "a", None)] == ["A.empty"]
+    assert [c.symbol for c in find_definitions(lookup, "empty!", None, None)] == ["A.empty"]
+    assert find_definitions(lookup, "!", None, None) == []
