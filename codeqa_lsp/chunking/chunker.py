@@ -63,7 +63,8 @@ logger = logging.getLogger(__name__)
 # 7: named types are definitions, no longer module text: TypeScript and Rust type aliases
 #    (`type output<T> = ...`), every Go `type` (`type HandlerFunc func(...)`, aliases), and
 #    C/C++ anonymous structs, unions and enums by their typedef name; Ruby predicates keep
-#    their `?` (`redirect?` was named `redirect`, beside the real `redirect`).
+#    their `?` (`redirect?` was named `redirect`, beside the real `redirect`); `::Name` is
+#    top-level (`module ::HelperOne` inside a class was `HelpersTest..HelperOne`).
 CHUNKER_VERSION = "7"
 
 MIN_TOKENS = 64

@@ -178,6 +178,10 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
                 name, absolute = f"{owner}.{name}", True
     else:
         return None
+    if name.startswith(".") and not absolute:
+        # A leading `::` names the top level (`module ::HelperOne` in Ruby, `::f` in C++), not
+        # a member of what encloses it (`HelpersTest..HelperOne` before).
+        name, absolute = name.lstrip("."), True
     if not name:
         return None
     body = captures.get("body")

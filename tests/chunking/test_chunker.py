@@ -388,3 +388,9 @@ def test_ruby_predicate_and_bang_methods_keep_their_suffix() -> None:
     assert_well_formed(chunks, text)
     methods = [c.symbol for c in chunks if c.kind == "method"]
     assert methods == ["Response.redirect?", "Response.redirect", "Response.save!"]
+    # `::Name` is top-level wherever it is written.
+    text = (
+        "class HelpersTest\n  module ::HelperOne; def one; 1; end; end\n  class Inner; end\nend\n"
+    )
+    symbols = [c.symbol for c in chunk_source("helpers_test.rb", text)]
+    assert symbols == ["HelpersTest", "HelperOne", "HelperOne.one", "HelpersTest.Inner"]
