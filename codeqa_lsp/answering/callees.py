@@ -11,11 +11,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from codeqa_lsp.chunking.languages import parser_for
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.chunking.references import has_references
 from codeqa_lsp.index.callgraph import Definition, Resolver, imports_of, resolve_calls
 
-# Languages without a reference query: calls read from the text, as bare names.
+# Languages without a reference query: calls read from the code (comments and strings
+# blanked), as bare names.
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _KEYWORDS = frozenset(
     {
@@ -68,7 +70,8 @@ def callees(
 
     resolver = Resolver(target.path, in_file, imports_of(file_chunks), by_name)
     if not has_references(target.language):
-        calls = tuple(n for n in dict.fromkeys(_CALL.findall(target.text)) if n not in _KEYWORDS)
+        code = code_only(target.text, target.language)
+        calls = tuple(n for n in dict.fromkeys(_CALL.findall(code)) if n not in _KEYWORDS)
         target = replace(target, refs=calls)
     resolved = [d for d in resolve_calls(target, resolver) if d.id != target.id][:limit]
     missing = [d.id for d in resolved if d.id not in fresh]
@@ -86,6 +89,25 @@ def callees(
         if chunk is not None:
             out.append(chunk)
     return out
+
+
+def code_only(text: str, language: str) -> str:
+    """`text` with its comments and string literals blanked (same length), so a call named in
+    a doc comment (`// Retrieve ctx by calling cmd.Context()`) or a message is not read as a
+    call. Parsed with the language's grammar; the text as is when there is none."""
+    parser = parser_for(language)
+    if parser is None:
+        return text
+    data = bytearray(text.encode("utf-8", "surrogatepass"))
+    stack = [parser.parse(bytes(data)).root_node]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if "comment" in kind or "string" in kind or kind == "char_literal":
+            data[node.start_byte : node.end_byte] = b" " * (node.end_byte - node.start_byte)
+        else:
+            stack.extend(node.children)
+    return data.decode("utf-8", "replace")
 
 
 def _indexed(definition: Definition, definitions: Callable[[str], list[Chunk]]) -> Chunk | None:

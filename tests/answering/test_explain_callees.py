@@ -70,6 +70,24 @@ function toString(x) { return x; }
     "pkg/util.js": """
 exports.parse = function parse(text) { return text; };
 """,
+    "cmd/command.go": """
+package cmd
+
+// Context returns the command's context.
+func (c *Command) Context() int { return c.ctx }
+
+// ExecuteContextC sets ctx; retrieve it by calling cmd.Context() inside Run.
+func (c *Command) ExecuteContextC(ctx int) error {
+	c.ctx = ctx
+	/* Execute() is not called here */
+	fmt.Println("then Execute(ctx) runs")
+	return c.ExecuteC()
+}
+
+func (c *Command) ExecuteC() error { return nil }
+
+func (c *Command) Execute() error { return nil }
+""",
 }
 
 
@@ -113,3 +131,13 @@ def test_javascript_calls_resolve_through_this_and_require(
     workspace = make_workspace(root=_write(tmp_path / "web"))
     callees = _callees(workspace, "pkg/make.js", "this.route(req);")
     assert callees == ["pkg/make.js:Router.route", "pkg/util.js:exports.parse"]
+
+
+def test_calls_named_in_comments_or_strings_are_not_callees(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    # Go has no reference query: its calls are read from the code with comments and string
+    # literals blanked (the doc comment's `cmd.Context()` was listed as a callee).
+    workspace = make_workspace(root=_write(tmp_path / "cobra"))
+    callees = _callees(workspace, "cmd/command.go", "c.ctx = ctx")
+    assert callees == ["cmd/command.go:Command.ExecuteC"]
