@@ -25,11 +25,17 @@ from tests.security.test_sanitize import ATTACKS, active_markup
 _PARSE = MarkdownIt("commonmark")
 
 
-def hostile_chunk(doc: str, text: str = "", language: str = "python") -> Chunk:
+def hostile_chunk(
+    doc: str,
+    text: str = "",
+    language: str = "python",
+    path: str = "shop/pricing.py",
+    symbol: str = "apply_discount",
+) -> Chunk:
     body = text or f'def apply_discount(total):\n    """{doc}"""\n    return total\n'
     return Chunk(
-        path="shop/pricing.py",
-        symbol="apply_discount",
+        path=path,
+        symbol=symbol,
         kind="function",
         language=language,
         start_line=3,
@@ -37,7 +43,7 @@ def hostile_chunk(doc: str, text: str = "", language: str = "python") -> Chunk:
         start_byte=0,
         end_byte=len(body.encode()),
         text=body,
-        signature="def apply_discount(total):",
+        signature=body.split("\n", 1)[0],
         doc=doc,
     )
 
@@ -96,18 +102,7 @@ def test_an_extractive_answer_quotes_a_template_literal_with_its_backticks() -> 
 
 def test_a_hover_keeps_dunder_names_and_paths_whole(tmp_path: Path) -> None:
     body = "def __init__(self):\n    self.items = []\n"
-    chunk = Chunk(
-        path="shop/__init__.py",
-        symbol="Cart.__init__",
-        kind="method",
-        language="python",
-        start_line=3,
-        end_line=4,
-        start_byte=0,
-        end_byte=len(body),
-        text=body,
-        signature="def __init__(self):",
-    )
+    chunk = hostile_chunk("", body, path="shop/__init__.py", symbol="Cart.__init__")
     render = MarkdownIt("commonmark")
     render.validateLink = lambda url: True  # type: ignore[method-assign]  # editors open file:
     html = render.render(definition_markdown(tmp_path, chunk))
