@@ -32,10 +32,12 @@ logger = logging.getLogger(__name__)
 MAX_DEFINITIONS = 3
 MAX_DOC_CHARS = 1200
 MAX_IDENTIFIER = 256
-_BEFORE = re.compile(r"[A-Za-z_0-9.]*$")
-# A trailing `?` or `!` belongs to a Ruby method name (`empty?`, `save!`); elsewhere it is an
-# operator (`a!=b`, `x?.y`), and the lookup retries without it.
-_AFTER = re.compile(r"^[A-Za-z_0-9]*[?!]?")
+# `$` is part of a JavaScript/TypeScript name (`$ZodType`, `source$`): without it the hover
+# looked up `ZodType`, another definition. A trailing `?` or `!` belongs to a Ruby method name
+# (`empty?`, `save!`); elsewhere it is an operator (`a!=b`, `x?.y`), and the lookup retries
+# without it.
+_BEFORE = re.compile(r"[A-Za-z_0-9$.]*$")
+_AFTER = re.compile(r"^[A-Za-z_0-9$]*[?!]?")
 
 
 def identifier_at(line: str, column: int) -> tuple[str, str | None] | None:

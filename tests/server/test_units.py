@@ -44,6 +44,11 @@ def test_identifier_under_the_cursor_with_its_qualifier() -> None:
     assert identifier_at(ruby, ruby.index("empty?") + 5) == ("empty?", "request")
     assert identifier_at(ruby, ruby.index("save!") + 1) == ("save!", "response")
     assert identifier_at("if a!=b", 3) == ("a!", None)
+    # `$` belongs to JavaScript names: `$ZodType` is not `ZodType`.
+    ts = "export const $ZodType = core.$constructor('$ZodType', init);"
+    assert identifier_at(ts, ts.index("ZodType") + 2) == ("$ZodType", None)
+    assert identifier_at(ts, ts.index("$constructor") + 4) == ("$constructor", "core")
+    assert identifier_at("const s = source$.pipe()", 12) == ("source$", None)
 
 
 def _chunk(path: str, symbol: str, line: int, part: int = 0) -> Chunk:
