@@ -33,10 +33,11 @@ MAX_DEFINITIONS = 3
 MAX_DOC_CHARS = 1200
 MAX_IDENTIFIER = 256
 # `$` is part of a JavaScript/TypeScript name (`$ZodType`, `source$`): without it the hover
-# looked up `ZodType`, another definition. A trailing `?` or `!` belongs to a Ruby method name
-# (`empty?`, `save!`); elsewhere it is an operator (`a!=b`, `x?.y`), and the lookup retries
-# without it.
-_BEFORE = re.compile(r"[A-Za-z_0-9$.]*$")
+# looked up `ZodType`, another definition. `::` qualifies like `.` (`Error::new` in Rust, C++,
+# PHP, Ruby); a single `:` does not (`a[1:b]`). A trailing `?` or `!` belongs to a Ruby method
+# name (`empty?`, `save!`); elsewhere it is an operator (`a!=b`, `x?.y`), and the lookup
+# retries without it.
+_BEFORE = re.compile(r"(?:[A-Za-z_0-9$.]|::)*$")
 _AFTER = re.compile(r"^[A-Za-z_0-9$]*[?!]?")
 
 
@@ -48,6 +49,7 @@ def identifier_at(line: str, column: int) -> tuple[str, str | None] | None:
     before = _BEFORE.search(line[max(0, column - MAX_IDENTIFIER) : column])
     after = _AFTER.match(line[column : column + MAX_IDENTIFIER])
     dotted = (before.group() if before else "") + (after.group() if after else "")
+    dotted = dotted.replace("::", ".")
     parts = [p for p in dotted.split(".") if p]
     if not parts or parts[-1][0].isdigit():
         return None

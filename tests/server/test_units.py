@@ -49,6 +49,11 @@ def test_identifier_under_the_cursor_with_its_qualifier() -> None:
     assert identifier_at(ts, ts.index("ZodType") + 2) == ("$ZodType", None)
     assert identifier_at(ts, ts.index("$constructor") + 4) == ("$constructor", "core")
     assert identifier_at("const s = source$.pipe()", 12) == ("source$", None)
+    # `::` qualifies like `.`; a single `:` does not.
+    rust = "    let e = anyhow::Error::new(msg);"
+    assert identifier_at(rust, rust.index("new") + 1) == ("new", "Error")
+    assert identifier_at("x = a[1:b]", 8) == ("b", None)
+    assert identifier_at("d = {key:value}", 11) == ("value", None)
 
 
 def _chunk(path: str, symbol: str, line: int, part: int = 0) -> Chunk:
