@@ -48,6 +48,20 @@ def test_valid_invalid_and_hallucinated_citations(make_workspace: MakeWorkspace)
     assert "`items[0]`" in checked.text and "y[7]" in checked.text
 
 
+def test_code_spans_holding_backticks_are_code_whole(make_workspace: MakeWorkspace) -> None:
+    # An extractive answer quotes a line with backticks in a longer span (`markdown.code_span`);
+    # what is inside it is code, whatever its markers, and what follows it is prose again.
+    workspace = make_workspace()
+    discount = chunk_named(workspace, "compute_discount")
+    quoted = "`` msg = `off [7]` + rate ``"
+    fence = "````js\nx = ```y [8]```\n````"
+    text = f"Line {quoted} [1] and [9].\n\n{fence}"
+    checked = verify(text, [discount], CitationResolver(workspace))
+    assert f"Line {quoted} [1] and." in checked.text  # [9] is prose: dropped; [7] is code
+    assert fence in checked.text and checked.dropped == 1
+    assert [c.number for c in checked.citations] == [1]
+
+
 def test_citation_of_a_deleted_file_is_dropped(make_workspace: MakeWorkspace, repo: Path) -> None:
     workspace = make_workspace()
     reserve = chunk_named(workspace, "reserve_stock")
