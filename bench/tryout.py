@@ -189,10 +189,10 @@ def confidence(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     by_repo: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_repo.setdefault(r["repo"], []).append(r)
-    out["repos"] = {
-        repo: {k: shares(group)[k] for k in ("real_confident", "offtopic_confident")}
-        for repo, group in by_repo.items()
-    }
+    out["repos"] = {}
+    for repo, group in by_repo.items():
+        found = shares(group)
+        out["repos"][repo] = {k: found[k] for k in ("real_confident", "offtopic_confident")}
     return out
 
 

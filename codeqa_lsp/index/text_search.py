@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.sparse import CHUNKS, FILES, Space
-from codeqa_lsp.index.sparse_read import SparseReader
+from codeqa_lsp.index.sparse_read import Snapshot, SparseReader
 from codeqa_lsp.index.stems import STEMMER
 from codeqa_lsp.index.store_sql import (
     CHUNK_COLUMNS,
@@ -58,19 +59,27 @@ class TextSearch(ReadsThroughStore):
         phrases = [stems[t] for t in terms if t]
         if any(len(p) != 1 for p in phrases):  # a phrase of several tokens: FTS5 semantics
             return None
-        conn = self._reader()
-        conn.execute("BEGIN")
-        try:
-            snap = self._sparse[space.id].snapshot(conn)
+        with self._postings(space) as (conn, reader, snap):
             if snap is None:
                 return None
-            ranked = self._sparse[space.id].rank(
-                conn, snap, [p[0] for p in phrases], weights, limit
-            )
+            ranked = reader.rank(conn, snap, [p[0] for p in phrases], weights, limit)
             keys = [key for key, _ in ranked]
             sql = fetch.format(marks=",".join("?" * len(keys)))
             rows = {row[0]: tuple(row[1:]) for row in conn.execute(sql, keys)} if keys else {}
             return [(score, rows[key]) for key, score in ranked if key in rows]
+
+    @contextmanager
+    def _postings(
+        self, space: Space
+    ) -> Iterator[tuple[sqlite3.Connection, SparseReader, Snapshot | None]]:
+        """This thread's read connection in one read transaction, with `space`'s reader and
+        its snapshot (None: the postings cannot serve): everything read inside is one state
+        of the index, whatever a concurrent writer commits meanwhile."""
+        conn = self._reader()
+        conn.execute("BEGIN")
+        try:
+            reader = self._sparse[space.id]
+            yield conn, reader, reader.snapshot(conn)
         finally:
             conn.execute("COMMIT")
 
@@ -111,11 +120,7 @@ class TextSearch(ReadsThroughStore):
         feedback words, 30 a question, took 5.7 ms of FTS5 counts a search at 100k chunks,
         on the search's slowest path; `feedback.py`). Terms that FTS5 splits into several
         tokens are counted by FTS5, as is everything when the postings cannot serve."""
-        conn = self._reader()
-        conn.execute("BEGIN")  # the counts and the total from one snapshot
-        try:
-            reader = self._sparse[FILES.id]
-            snap = reader.snapshot(conn)
+        with self._postings(FILES) as (conn, reader, snap):  # counts and total: one state
             if snap is None:
                 return _file_counts(conn, terms, lambda term: _fts_file_count(conn, term))
             stems = STEMMER.terms(t for t in terms if t)
@@ -127,8 +132,6 @@ class TextSearch(ReadsThroughStore):
                 return reader.document_count(conn, snap, phrase[0])
 
             return _file_counts(conn, terms, count)
-        finally:
-            conn.execute("COMMIT")
 
     def fts_file_document_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         """`file_document_counts` counted by FTS5 alone (the reference in tests)."""
