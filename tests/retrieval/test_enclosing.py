@@ -160,3 +160,48 @@ def test_a_function_nested_in_a_higher_result_is_folded_into_it() -> None:
     # A class skeleton elides its methods' bodies: its methods are never folded into it.
     jar = {c.symbol: c for c in chunk_source("jar.py", CLASSES)}
     assert len(fold_nested([(jar["Jar"], 2.0), (jar["Jar.get"], 1.0)])) == 2
+
+
+def _long_option_factory() -> str:
+    """A function long enough to be split into parts, every part about option flags (like
+    typer's `Option`, 170 lines of annotated parameters), then a short neighbour."""
+    params = "\n".join(
+        f"    flag_{n}: str = 'option flag {n} for the command line parser'," for n in range(260)
+    )
+    return (
+        f"def Option(\n{params}\n):\n    return flags(locals())\n\n\n"
+        "def parse_flags(argv):\n"
+        "    '''Split option flags for the command line parser.'''\n"
+        "    return [a for a in argv if a.startswith('-')]\n"
+    )
+
+
+def test_parts_of_a_split_definition_show_once(tmp_path: Path) -> None:
+    chunks = chunk_source("params.py", _long_option_factory())
+    parts = [c for c in chunks if c.symbol == "Option"]
+    other = next(c for c in chunks if c.symbol == "parse_flags")
+    assert len(parts) >= 3 and all(c.parts == len(parts) for c in parts)
+    ranked = [(parts[1], 3.0), (parts[0], 2.5), (other, 2.0), (parts[2], 1.0)]
+    assert [c for c, _ in fold_nested(ranked)] == [parts[1], other]
+    # A part the query names is kept; the same symbol in another file is another definition.
+    assert len(fold_nested(ranked, keep={parts[0].id})) == 3
+    elsewhere = chunk_source("other.py", _long_option_factory())[0]
+    assert len(fold_nested([(parts[0], 2.0), (elsewhere, 1.0)])) == 2
+
+    # End to end: the first results are distinct places, not the long function's pieces.
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "params.py").write_text(_long_option_factory())
+    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
+    indexer = Indexer(root, settings)
+    try:
+        indexer.index()
+        searcher = HybridSearcher(indexer, settings)
+        question = "how are option flags for the command line parser declared"
+        bm25 = [h.chunk.symbol for h in searcher.search(question, top_k=5, mode="bm25").hits]
+        assert bm25.count("Option") >= 2  # the arm alone repeats it...
+        hybrid = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
+        assert hybrid.count("Option") == 1 and "parse_flags" in hybrid  # ...the pipeline not
+        searcher.close()
+    finally:
+        indexer.close()
