@@ -65,7 +65,9 @@ logger = logging.getLogger(__name__)
 #    C/C++ anonymous structs, unions and enums by their typedef name; Ruby predicates keep
 #    their `?` (`redirect?` was named `redirect`, beside the real `redirect`); `::Name` is
 #    top-level (`module ::HelperOne` inside a class was `HelpersTest..HelperOne`).
-CHUNKER_VERSION = "7"
+# 8: C/C++ function-like macros are definitions (`#define MAX(a, b) ...`), no longer module
+#    text; `class SPDLOG_API logger {...}` is the class `logger`, not a function.
+CHUNKER_VERSION = "8"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

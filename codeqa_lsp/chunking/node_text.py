@@ -75,6 +75,8 @@ def signature_of(data: bytes, node: Node, body: Node | None) -> str:
     text = " ".join(raw.decode("utf-8", "replace").split())
     if text.endswith("=>") or text.endswith("{"):
         text = text.rstrip("{ ").rstrip()
+    if text.endswith("\\"):  # a C macro's line continuation: `#define MAX(a, b) \`
+        text = text.rstrip("\\ ")
     return text[:300]
 
 

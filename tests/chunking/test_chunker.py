@@ -122,6 +122,42 @@ def test_go_rust_and_c_named_types_and_aliases_are_definitions() -> None:
             ("color", "class"),
             ("area", "function"),
         ]
+    # A function-like macro is a definition; an object-like one stays in the module chunk.
+    macros = (
+        "#define LIMIT 64\n\n"
+        "/* Both arguments are evaluated twice. */\n"
+        "#define MAX(a, b) \\\n    ((a) > (b) ? (a) : (b))\n\n"
+        "int clamp(int v) { return MAX(v, LIMIT); }\n"
+    )
+    for path in ("macros.c", "macros.hpp"):
+        chunks = chunk_source(path, macros)
+        assert_well_formed(chunks, macros)
+        assert [(x.symbol, x.kind) for x in chunks] == [
+            ("<module>", "module"),
+            ("MAX", "function"),
+            ("clamp", "function"),
+        ]
+        macro = by_symbol(chunks)["MAX"][0]
+        assert (macro.signature, macro.doc) == (
+            "#define MAX(a, b)",
+            "Both arguments are evaluated twice.",
+        )
+    # An export macro between `class` and the name is not a function called `logger`.
+    exported = (
+        "namespace spdlog {\n"
+        "class SPDLOG_API logger {\n"
+        "public:\n"
+        "    bool should_log(level msg_level) const { return msg_level >= level_; }\n"
+        "};\n"
+        "struct SPDLOG_API level_info { int x; };\n"
+        "}\n"
+    )
+    chunks = chunk_source("logger.h", exported)
+    assert_well_formed(chunks, exported)
+    kinds = {c.symbol: c.kind for c in chunks}
+    assert kinds["logger"] == kinds["level_info"] == "class"
+    # (Its body is read as statements, so a member like `f() const {...}` may not parse as a
+    # method: tree-sitter's recovery, left as it is; the class itself is named and kinded.)
 
 
 def test_signature_doc_and_exact_text() -> None:

@@ -10,3 +10,6 @@
     (enum_specifier !name body: (enumerator_list))
   ]
   declarator: (type_identifier) @name) @definition.class
+; `#define MAX(a, b) ...`: a function-like macro is code a reader looks up by name; an
+; object-like `#define` stays in its module chunk with the other top-level lines.
+(preproc_function_def name: (identifier) @name) @definition.function
