@@ -210,17 +210,26 @@ class CodeService:
         progress = self.keeper.progress()
         coverage = self.workspace.coverage()
         # The dense arm joins as soon as any chunk is embedded, but until embedding finishes
-        # most hits come from keyword search: that is what the agent should assume.
+        # most hits come from keyword search: that is what the agent should assume. An index
+        # saved by an earlier run is searched whole (both arms) while this run re-reads the
+        # tree for what changed since.
         reading = progress.indexing and progress.phase in ("starting", "scan", "chunk")
-        keyword = coverage < 1.0 or reading or self.workspace.keyword_only
+        resumed = self.keeper.resumed
+        keyword = coverage < 1.0 or (reading and not resumed) or self.workspace.keyword_only
         mode: Literal["hybrid", "keyword"] = "keyword" if keyword else "hybrid"
         note = ""
-        if reading:
+        if reading and resumed:
+            note = (
+                "checking the workspace for changes since the last index "
+                f"({progress.done}/{progress.total} files read): results come from the index "
+                "as last saved; call again or check status"
+            )
+        elif reading:
             note = (
                 f"indexing in the background ({progress.done}/{progress.total} files read): "
                 "results cover only part of the workspace; call again or check status"
             )
-        elif progress.indexing:
+        elif progress.indexing and coverage < 1.0:
             note = (
                 "keyword search over the whole workspace; semantic embeddings cover "
                 f"{coverage:.0%} so far and are still being computed "
