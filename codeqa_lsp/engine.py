@@ -252,10 +252,11 @@ class CodeBase:
         filters: SearchFilters | None = None,
         mode: SearchMode | None = None,
     ) -> SearchResponse:
-        """Hybrid search (BM25 alone while `keyword_only`). `mode` runs one arm alone,
+        """Hybrid search (the same pipeline over the keyword arm alone while `keyword_only`:
+        mode `keyword`). `mode` `bm25` or `dense` runs one arm alone,
         unfused, for measuring the arms against the full pipeline (`codeqa eval`)."""
         if mode is None:
-            mode = "bm25" if self.keyword_only else "hybrid"
+            mode = "keyword" if self.keyword_only else "hybrid"
         with self._leases.held():
             return self.searcher.search(
                 query, top_k=top_k or self.settings.top_k, filters=filters, mode=mode

@@ -43,7 +43,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--arms",
         default="bm25,dense,hybrid",
-        help="comma-separated arms among bm25, dense, hybrid (default: all)",
+        help=(
+            "comma-separated arms among bm25, dense, hybrid and keyword (the pipeline without "
+            "the query embedding, as served while the embedder loads); default: bm25,dense,hybrid"
+        ),
     )
     parser.add_argument("--embedder", choices=EMBEDDERS, default=None)
     parser.add_argument("--index-dir", default=None, help="where the index lives")

@@ -202,6 +202,9 @@ def test_parts_of_a_split_definition_show_once(tmp_path: Path) -> None:
         assert bm25.count("Option") >= 2  # the arm alone repeats it...
         hybrid = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
         assert hybrid.count("Option") == 1 and "parse_flags" in hybrid  # ...the pipeline not
+        # Nor does the pipeline over the keyword arm alone (served while the embedder loads).
+        keyword = [h.chunk.symbol for h in searcher.search(question, 5, mode="keyword").hits]
+        assert keyword.count("Option") == 1 and "parse_flags" in keyword
         searcher.close()
     finally:
         indexer.close()
