@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from codeqa_lsp.config import Settings
@@ -70,9 +71,13 @@ def test_a_large_change_goes_to_the_background_and_calls_keep_answering(tmp_path
         service.close()
 
 
-def _held_in_scan(service: CodeService) -> threading.Event:
-    """Hold the service's index run at its first `scan` progress until the event is set: the
-    run is then reading the tree, deterministically, for as long as the test needs."""
+@contextmanager
+def _held_in_scan(root: Path, index_dir: Path) -> Iterator[CodeService]:
+    """A service whose index run is held at its first `scan` progress (reading the tree,
+    deterministically, for as long as the block runs) once its query embedder is warm."""
+    service = CodeService(
+        root, Settings(embedder="hash", index_dir=str(index_dir)), start_indexing=False
+    )
     release, keeper = threading.Event(), service.keeper
     on_progress = keeper._on_progress
 
@@ -82,7 +87,16 @@ def _held_in_scan(service: CodeService) -> threading.Event:
             release.wait(timeout=120)
 
     keeper._on_progress = held  # type: ignore[method-assign]
-    return release
+    try:
+        keeper.start()
+        _until(lambda: keeper.progress().phase == "scan")
+        # The query embedder is warmed beside the index run, not after it.
+        _until(lambda: not service.workspace.keyword_only)
+        yield service
+    finally:
+        release.set()
+        keeper.wait(timeout=300)
+        service.close()
 
 
 def _until(condition: Callable[[], bool]) -> None:
@@ -100,44 +114,16 @@ def test_a_warm_start_searches_both_arms_while_it_rereads_the_tree(tmp_path: Pat
     (root / "uploads.py").write_text(
         "def retry_failed_upload(client, path):\n    return client.put(path)\n"
     )
-    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
     _service(root, tmp_path).close()  # a complete index, saved by an earlier run
-
-    service = CodeService(root, settings, start_indexing=False)
-    release = _held_in_scan(service)
-    try:
-        service.keeper.start()
-        _until(lambda: service.keeper.progress().phase == "scan")
-        # The query embedder is warmed beside the index run, not after it...
-        _until(lambda: not service.workspace.keyword_only)
+    with _held_in_scan(root, tmp_path / "index") as service:
         state = service.index_state()
         assert (state.indexing, state.phase, state.search_mode) == (True, "scan", "hybrid")
         assert state.note.startswith("checking the workspace for changes since the last index")
         found = service.search("retry a failed upload")
         assert found.results[0].symbol == "retry_failed_upload"
         assert found.index.search_mode == "hybrid"
-    finally:
-        release.set()
-    try:
-        assert service.keeper.wait(timeout=300)
-        assert service.index_state().note == ""
-    finally:
-        service.close()
-
-    # ...while a first index, still reading the tree, says its results are partial.
-    fresh = CodeService(
-        root, Settings(embedder="hash", index_dir=str(tmp_path / "new")), start_indexing=False
-    )
-    release = _held_in_scan(fresh)
-    try:
-        fresh.keeper.start()
-        _until(lambda: fresh.keeper.progress().phase == "scan")
-        _until(lambda: not fresh.workspace.keyword_only)
+    # A first index, still reading the tree, says its results are partial.
+    with _held_in_scan(root, tmp_path / "new") as fresh:
         state = fresh.index_state()
-        assert state.search_mode == "keyword" and state.note.startswith(
-            "indexing in the background"
-        )
-    finally:
-        release.set()
-        fresh.keeper.wait(timeout=300)
-        fresh.close()
+        assert state.search_mode == "keyword"
+        assert state.note.startswith("indexing in the background")
