@@ -359,13 +359,16 @@ class Indexer(IndexReads):
         chunks = chunk_source(rel_path, text, language=None, max_tokens=self.settings.chunk_tokens)
         new_ids = {c.id for c in chunks}
         removed = [cid for cid in old if cid not in new_ids]
-        self.store.delete_chunks(conn, removed)
-        inserted = self.store.insert_chunks(conn, [c for c in chunks if c.id not in old])
-        self.store.refresh_derived(conn, [c for c in chunks if c.id in old])
+        # Kept chunks get their new lines and derived columns; a few are replaced whole.
+        replaced = {c.id for c in self.store.refresh_kept(conn, [c for c in chunks if c.id in old])}
+        self.store.delete_chunks(conn, [*removed, *replaced])
+        fresh = [c for c in chunks if c.id not in old or c.id in replaced]
+        inserted = self.store.insert_chunks(conn, fresh)
         self.store.refresh_file_text(conn, rel_path)
         self.store.upsert_file(conn, rel_path, size, mtime, sha, now)
-        update = UpdateReport(rel_path, len(inserted), len(removed), len(old) - len(removed))
-        return update, inserted, [old[cid] for cid in removed]
+        kept = len(old) - len(removed)  # the replaced ones too: the same definitions
+        update = UpdateReport(rel_path, len(inserted) - len(replaced), len(removed), kept)
+        return update, inserted, [old[cid] for cid in [*removed, *replaced]]
 
     def update_file(self, rel_path: str, text: str | None = None) -> UpdateReport:
         """Re-chunk one file (from disk, or `text` for an unsaved buffer), embed only new

@@ -11,7 +11,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -289,16 +289,49 @@ class Store(TextSearch, ChunkQueries):
         sparse.add_docs(conn, CHUNKS, added)
         return inserted
 
-    def refresh_derived(self, conn: sqlite3.Connection, chunks: Iterable[Chunk]) -> None:
-        """Rewrite the columns derived from a kept chunk's code (`declaration`, `refs`).
+    def refresh_kept(self, conn: sqlite3.Connection, chunks: Sequence[Chunk]) -> list[Chunk]:
+        """Bring the stored rows of kept chunks up to date; returns those to replace whole.
 
-        A chunk's id hashes its path, symbol and text only, so after a chunker change
-        (`CHUNKER_VERSION`) that re-derives these, the re-chunked file keeps the old ids and
-        the old values would otherwise stay."""
+        A chunk's id hashes its path, symbol and text only, so a kept chunk (same id) may
+        still have moved: code added above it shifts its lines and bytes, and every citation
+        would point at the old ones. A chunker change (`CHUNKER_VERSION`) may also re-derive
+        its kind, signature, doc or `declaration` / `refs`. Positions and derived columns are
+        rewritten here; a chunk whose kind, signature, doc or part count changed is returned,
+        because those feed its keyword rows and its embedded text (`Chunk.embed_text`): the
+        caller deletes and re-inserts it."""
+        stored: dict[str, tuple[Any, ...]] = {}
+        ids = [c.id for c in chunks]
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in conn.execute(
+                f"SELECT id, kind, signature, doc, parts FROM chunks WHERE id IN ({marks})", part
+            ):
+                stored[row[0]] = tuple(row[1:])
+        replace = [
+            c for c in chunks if stored.get(c.id, ()) != (c.kind, c.signature, c.doc, c.parts)
+        ]
+        changed = {c.id for c in replace}
         conn.executemany(
-            "UPDATE chunks SET declaration = ?, refs = ? WHERE id = ?",
-            [(int(c.declaration), " ".join(c.refs), c.id) for c in chunks],
+            "UPDATE chunks SET language = ?, start_line = ?, end_line = ?, start_byte = ?, "
+            "end_byte = ?, part = ?, declaration = ?, refs = ? WHERE id = ?",
+            [
+                (
+                    c.language,
+                    c.start_line,
+                    c.end_line,
+                    c.start_byte,
+                    c.end_byte,
+                    c.part,
+                    int(c.declaration),
+                    " ".join(c.refs),
+                    c.id,
+                )
+                for c in chunks
+                if c.id not in changed
+            ],
         )
+        return replace
 
     def delete_chunks(self, conn: sqlite3.Connection, ids: Iterable[str]) -> int:
         removed = 0

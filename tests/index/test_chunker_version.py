@@ -73,3 +73,46 @@ def test_a_new_chunker_version_re_embeds_kept_chunks_whose_embedded_text_changed
     assert embedded == 2  # ...embedded again from their new text
     assert reason is not None and "chunking changed" in reason
     assert _index(root, settings)[1:] == (0, None)
+
+
+def test_a_new_chunker_version_rewrites_what_it_derives_of_kept_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same code, same id, but a new chunker calls it a class with another signature (as
+    `class SPDLOG_API logger` became a class in version 8): the row, its keyword fields and
+    its vector follow, instead of keeping the old chunker's view for as long as the code."""
+    import dataclasses
+
+    from codeqa_lsp.retrieval.search import HybridSearcher
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
+    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
+    assert _index(root, settings)[1] == 2
+
+    original = chunker.chunk_source
+
+    def reread(path: str, text: str, **kwargs: object) -> list[chunker.Chunk]:
+        return [
+            dataclasses.replace(c, kind="class", signature=f"{c.signature} # zeppelin")
+            if c.symbol == "alpha"
+            else c
+            for c in original(path, text, **kwargs)  # type: ignore[arg-type]
+        ]
+
+    monkeypatch.setattr(chunker, "chunk_source", reread)
+    monkeypatch.setattr(chunker, "CHUNKER_VERSION", "test-next")
+    indexer = Indexer(root, settings)
+    try:
+        report = indexer.index()
+        kinds = {c.symbol: (c.kind, c.signature) for c in indexer.chunks()}
+        assert kinds == {
+            "alpha": ("class", "def alpha(): # zeppelin"),
+            "beta": ("function", "def beta():"),
+        }
+        assert report.embedded == 1  # alpha's new embedded text; beta's is in the cache
+        found = HybridSearcher(indexer, settings).search("zeppelin", mode="bm25").hits
+        assert [h.chunk.symbol for h in found] == ["alpha"]  # the keyword rows follow too
+    finally:
+        indexer.close()

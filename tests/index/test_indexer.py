@@ -62,6 +62,41 @@ def test_edit_one_function_reembeds_exactly_one_chunk(
     snapshot(indexer)
 
 
+def test_lines_added_above_move_the_kept_chunks_citations(
+    make_workspace: MakeWorkspace, hash_settings: HashSettings, open_indexer: OpenIndexer
+) -> None:
+    """Code added above a function keeps its text, so its id and vector: nothing to embed,
+    but its lines and bytes moved, and a citation must jump to where it is now."""
+    root = make_workspace()
+    indexer = open_indexer(root, hash_settings())
+    indexer.index()
+    path = root / "pkg" / "mod2.py"
+    before = {c.symbol: c for c in indexer.chunks(path="pkg/mod2.py")}
+    added = "import os\n\n\ndef zanzibar_helper():\n    return os.sep\n\n\n"
+    path.write_text(added + path.read_text())
+    update = indexer.update_file("pkg/mod2.py")
+    # Embedded: the new function and the module block that gained the import; no other.
+    assert (update.embedded, update.chunks_added, update.chunks_removed) == (2, 2, 1)
+    data = path.read_bytes()
+    lines = data.decode().splitlines()
+    shift = added.count("\n")
+    for chunk in indexer.chunks(path="pkg/mod2.py"):
+        if chunk.symbol not in before or chunk.kind == "module":  # the module block changed
+            continue
+        old = before[chunk.symbol]
+        assert (chunk.id, chunk.start_line, chunk.end_line) == (
+            old.id,
+            old.start_line + shift,
+            old.end_line + shift,
+        )
+        if chunk.kind != "class":  # a class skeleton elides its methods' bodies
+            assert data[chunk.start_byte : chunk.end_byte].decode() == chunk.text
+        assert lines[chunk.start_line - 1].strip() == chunk.text.splitlines()[0].strip()
+    hit = indexer.bm25("compute_total_2_0", 1)[0][0]
+    assert hit.start_line == before["compute_total_2_0"].start_line + shift
+    snapshot(indexer)
+
+
 def test_warm_start_makes_zero_embedding_calls(
     make_workspace: MakeWorkspace, hash_settings: HashSettings, open_indexer: OpenIndexer
 ) -> None:
