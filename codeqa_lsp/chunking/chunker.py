@@ -66,7 +66,9 @@ logger = logging.getLogger(__name__)
 #    their `?` (`redirect?` was named `redirect`, beside the real `redirect`); `::Name` is
 #    top-level (`module ::HelperOne` inside a class was `HelpersTest..HelperOne`).
 # 8: C/C++ function-like macros are definitions (`#define MAX(a, b) ...`), no longer module
-#    text; `class SPDLOG_API logger {...}` is the class `logger`, not a function.
+#    text; `class SPDLOG_API logger {...}` is the class `logger`, not a function. The
+#    re-chunk also corrects the lines of chunks left behind by code added above them
+#    (`Store.refresh_kept`, same release).
 CHUNKER_VERSION = "8"
 
 MIN_TOKENS = 64
