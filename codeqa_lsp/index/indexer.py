@@ -360,7 +360,9 @@ class Indexer(IndexReads):
         new_ids = {c.id for c in chunks}
         removed = [cid for cid in old if cid not in new_ids]
         # Kept chunks get their new lines and derived columns; a few are replaced whole.
-        replaced = {c.id for c in self.store.refresh_kept(conn, [c for c in chunks if c.id in old])}
+        # (The first of two identical definitions is the one stored, as `insert_chunks` does.)
+        still = list({c.id: c for c in reversed(chunks) if c.id in old}.values())
+        replaced = {c.id for c in self.store.refresh_kept(conn, still)}
         self.store.delete_chunks(conn, [*removed, *replaced])
         fresh = [c for c in chunks if c.id not in old or c.id in replaced]
         inserted = self.store.insert_chunks(conn, fresh)
