@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from codeqa_lsp.answering.markdown import prose_and_code
 from codeqa_lsp.answering.model import Citation
 from codeqa_lsp.answering.source import CodeSource
 from codeqa_lsp.chunking.model import Chunk
@@ -30,14 +31,6 @@ from codeqa_lsp.chunking.scanner import decode_source
 NOT_FOUND_NOTE = " *(not found in the provided code)*"
 _MAX_RANGE = 30  # `[1-400]` is not a citation range we expand
 
-# Code, whose markers and mentions are left alone: a fenced block (closed by the same fence,
-# or open to the end) or an inline span of one or two backticks, closed by a run of exactly
-# its own length, so a span holding a backtick (`` a = `b` ``, as `markdown.code_span` writes
-# it) is one piece of code, not prose between two short spans.
-_CODE = re.compile(
-    r"(?P<fence>`{3,}|~{3,})[\s\S]*?(?:(?P=fence)|\Z)"
-    r"|(?P<ticks>`{1,2})(?!`)[^\n]+?(?<!`)(?P=ticks)(?!`)"
-)
 _MARKER = re.compile(
     r"(?P<space>[ \t]*)(?<![\w)])\[(?P<body>\s*\d+(?:\s*[,;\-–]\s*\d+)*\s*)\](?!\()"
 )
@@ -176,7 +169,7 @@ def verify(
         already = re.match(rf"\s*\[[^\]]*\b{number}\b[^\]]*\]", following)
         return original if already else f"{original} [{number}]"
 
-    pieces = _code_pieces(text)
+    pieces = prose_and_code(text)
     out: list[str] = []
     for index, piece in enumerate(pieces):
         if index % 2:  # code: only an inline span that is exactly a `path:line` is looked at
@@ -199,17 +192,6 @@ def verify(
     result.text = "".join(out)
     result.citations = [c for n in sorted(cited) if (c := citation(n)) is not None]
     return result
-
-
-def _code_pieces(text: str) -> list[str]:
-    """`text` as prose and code alternating, prose first and last (possibly empty)."""
-    pieces: list[str] = []
-    at = 0
-    for match in _CODE.finditer(text):
-        pieces += [text[at : match.start()], match.group(0)]
-        at = match.end()
-    pieces.append(text[at:])
-    return pieces
 
 
 def _mention_chunk(match: re.Match[str], chunks: Sequence[Chunk]) -> int | None:

@@ -5,7 +5,8 @@ A fence or a code span ends at the first backtick run as long as its own delimit
 docstring, an attacker's comment) would close it early: the rest would render as markdown,
 or, in a prompt, pose as instructions outside the code. The delimiter is therefore one
 backtick longer than the longest run inside. Used by the prompt (`prompt.py`), the
-sanitiser's re-serialisation (`sanitize.py`) and extractive answers (`extractive.py`).
+sanitiser's re-serialisation (`sanitize.py`) and extractive answers (`extractive.py`); the
+citation checks and the server's citation links read code back with `prose_and_code`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,14 @@ from __future__ import annotations
 import re
 
 _BACKTICKS = re.compile(r"`+")
+# Code in a text: a fenced block (closed by the same fence, or open to the end) or an inline
+# span of one or two backticks, closed by a run of exactly its own length, so a span holding
+# a backtick (`` a = `b` ``, as `code_span` writes it) is one piece of code, not prose
+# between two short spans.
+_CODE = re.compile(
+    r"(?P<fence>`{3,}|~{3,})[\s\S]*?(?:(?P=fence)|\Z)"
+    r"|(?P<ticks>`{1,2})(?!`)[^\n]+?(?<!`)(?P=ticks)(?!`)"
+)
 
 
 def _longest_run(content: str) -> int:
@@ -41,3 +50,16 @@ def code_span(content: str) -> str:
     spaced = content.startswith(" ") and content.endswith(" ") and bool(content.strip())
     pad = " " if longest or spaced else ""
     return f"{delimiter}{pad}{content}{pad}{delimiter}"
+
+
+def prose_and_code(text: str) -> list[str]:
+    """`text` as prose and code alternating, prose first and last (possibly empty): what
+    rewrites markers in prose (citation checks, citation links) must leave the code alone
+    (`items[1]` is an index, not citation 1)."""
+    pieces: list[str] = []
+    at = 0
+    for match in _CODE.finditer(text):
+        pieces += [text[at : match.start()], match.group(0)]
+        at = match.end()
+    pieces.append(text[at:])
+    return pieces

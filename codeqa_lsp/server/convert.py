@@ -15,6 +15,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from codeqa_lsp.answering.markdown import prose_and_code
 from codeqa_lsp.answering.model import Answer, Citation
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.model import SearchHit
@@ -99,7 +100,8 @@ def citation_json(root: Path, citation: Citation) -> dict[str, Any]:
 
 
 def link_citations(text: str, root: Path, citations: list[Citation]) -> str:
-    """Turn `[n]` markers into `[n](file:///abs#Ls-Le)` links; unknown numbers stay as text."""
+    """Turn `[n]` markers into `[n](file:///abs#Ls-Le)` links; unknown numbers stay as text,
+    and so does code (`argv[1]` in a span or a block is an index, not citation 1)."""
     by_number = {c.number: c for c in citations}
 
     def replace(match: re.Match[str]) -> str:
@@ -109,7 +111,11 @@ def link_citations(text: str, root: Path, citations: list[Citation]) -> str:
         target = line_link(file_uri(root / citation.path), citation.start_line, citation.end_line)
         return f"[{citation.number}]({target})"
 
-    return _CITATION_MARKER.sub(replace, text)
+    pieces = prose_and_code(text)
+    return "".join(
+        piece if index % 2 else _CITATION_MARKER.sub(replace, piece)
+        for index, piece in enumerate(pieces)
+    )
 
 
 def answer_json(root: Path, answer: Answer, request_id: str) -> dict[str, Any]:

@@ -30,6 +30,12 @@ def test_citation_markers_become_links_and_unknown_numbers_stay_text(tmp_path: P
     linked = link_citations(text, tmp_path, citations)
     uri = (tmp_path / "pkg" / "a.py").as_uri()
     assert linked == f"See [1]({uri}#L4-L9) and [2]; already linked [1](http://x)."
+    # Code is code: an index in a span or a block is not a citation.
+    code = "`argv[1]` is read [1]:\n```python\nname = argv[1]\n```\nthen `` a[1] + `b` `` [1]"
+    assert link_citations(code, tmp_path, citations) == (
+        f"`argv[1]` is read [1]({uri}#L4-L9):\n```python\nname = argv[1]\n```\n"
+        f"then `` a[1] + `b` `` [1]({uri}#L4-L9)"
+    )
 
 
 def test_identifier_under_the_cursor_with_its_qualifier() -> None:

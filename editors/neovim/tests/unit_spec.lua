@@ -152,6 +152,10 @@ H.run(function()
     H.eq(render.streaming_lines('why?', 'Because [1](file:///a.py#L1-L2)\nof'), { '# why?', '', 'Because [1]', 'of' })
   end)
 
+  H.test('shorten_links() shortens citation links only, never a call in quoted code', function()
+    H.eq(render.shorten_links('`handlers[0](req)` runs first [1](file:///a.js#L3-L9)'), '`handlers[0](req)` runs first [1]')
+  end)
+
   H.test('answer_lines() shows provider errors and copes with an empty answer', function()
     local lines = render.answer_lines({ answer = '', citations = {}, error = 'timeout after 60 s', provider = 'openai', model = 'gpt-x', confident = true })
     H.eq(lines[1], '_No answer._')

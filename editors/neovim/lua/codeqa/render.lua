@@ -13,9 +13,10 @@ end
 M.split_lines = split_lines
 
 --- Answer markdown for display: `[1](file:///x.py#L3-L9)` becomes `[1]`, since the float
---- lists every source below the answer and <CR> on `[1]` jumps there.
+--- lists every source below the answer and <CR> on `[1]` jumps there. Only the server's
+--- file links: `handlers[0](req)` in quoted code is a call, not a citation.
 function M.shorten_links(text)
-  return ((text or ''):gsub('%[(%d+)%]%([^)%s]*%)', '[%1]'))
+  return ((text or ''):gsub('%[(%d+)%]%(file:[^)%s]*%)', '[%1]'))
 end
 
 local function citation_file(citation, root)
