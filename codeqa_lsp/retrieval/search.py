@@ -34,6 +34,7 @@ from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms, tokenize
 from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
+from codeqa_lsp.retrieval.duplicates import fold_near_copies
 from codeqa_lsp.retrieval.enclosing import enclosing_first, fold_nested
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.feedback import feedback_for, feedback_terms
@@ -157,6 +158,7 @@ class HybridSearcher:
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
             ranked = fold_nested(ranked, keep=exact_ids)
+            ranked = fold_near_copies(ranked, keep=exact_ids)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
