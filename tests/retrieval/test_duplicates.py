@@ -3,6 +3,7 @@ test runs a real index: SQLite FTS5, hnswlib, the `hash` embedder)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from codeqa_lsp.chunking.chunker import chunk_source
@@ -47,6 +48,9 @@ def test_a_near_copy_of_a_higher_result_is_folded() -> None:
     assert [c for c, _ in fold_near_copies(ranked)] == [plain, callback, other]
     # A definition the query names keeps its place.
     assert len(fold_near_copies(ranked, keep={annotated.id})) == 4
+    # Twins in one file are deliberate (a sync and an async variant): both stay.
+    twin = dataclasses.replace(annotated, path=plain.path)
+    assert len(fold_near_copies([(plain, 2.0), (twin, 1.0)])) == 2
 
 
 def test_search_shows_one_variant_of_an_example(tmp_path: Path) -> None:
