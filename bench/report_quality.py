@@ -198,6 +198,8 @@ def _tryout(doc: Doc | None) -> list[str]:
         for arm, g in arms.items()
     ]
     lines += table(["arm", *(k.split(":", 1)[-1].split("/")[-1] for k in keys)], rows)
+    if note := dig(doc, "note"):
+        lines += [f"_{note}_", ""]
     misses = dig(doc, "misses") or []
     if misses:
         lines += [f"<details><summary>Hybrid misses ({len(misses)})</summary>", ""]
