@@ -7,12 +7,14 @@ and `tutorial003_an_py310.py` took four of the first five results for "how to ad
 file sinks), samples next to the library, versioned manuals, vendored copies. A result with
 the same name and kind as one ranked above it in another file, sharing `NEAR_COPY` of its
 distinct words, is dropped, so the first results are distinct places. Twins within one file
-are deliberate and stay (the OpenAI SDK's `Completions.create` and `AsyncCompletions.create`). Measured 2026-11-26 (local, same session,
-against no folding): the 100 questions unchanged (no rank moved), CoSQA hybrid nDCG@10
-0.5992 -> 0.5997, the held-out tryout questions hit@5 0.80 -> 0.82 and MRR@10 0.634 ->
-0.636 (spdlog's "keep only a fixed number of old output files" and MediatR's "request
-exception handlers" from rank 7 into the top 5). A share of 0.7 measured the same on all
-three.
+are deliberate and stay (the OpenAI SDK's `Completions.create` and `AsyncCompletions.create`).
+
+Measured 2026-11-26 (local, same session, against no folding): the 100 questions unchanged
+(no rank moved), CoSQA hybrid nDCG@10 0.5992 -> 0.5997, the held-out tryout questions hit@5
+0.80 -> 0.82 and MRR@10 0.634 -> 0.636 (spdlog's "keep only a fixed number of old output
+files" and MediatR's "request exception handlers" from rank 7 into the top 5). A share of 0.7
+measured the same on all three. Not for a pasted bug report (`distinct_places`): it wants
+files, and the bug may be in either copy; so SWE-bench's file rankings do not change.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.retrieval.enclosing import fold_nested
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 NEAR_COPY = 0.8  # Jaccard share of distinct words (see the module docstring)
@@ -58,3 +61,13 @@ def fold_near_copies(
         earlier.append(chunk)
         out.append((chunk, score))
     return out
+
+
+def distinct_places(
+    ranked: Sequence[tuple[Chunk, float]], keep: set[str], long_query: bool
+) -> list[tuple[Chunk, float]]:
+    """The ranking with what repeats a higher result folded into it: nested functions and
+    later parts of a split definition (`enclosing.fold_nested`), and near copies in other
+    files unless the query is a pasted report (there either copy may hold the bug)."""
+    ranked = fold_nested(ranked, keep=keep)
+    return ranked if long_query else fold_near_copies(ranked, keep=keep)

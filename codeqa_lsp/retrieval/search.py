@@ -34,8 +34,8 @@ from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms, tokenize
 from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
-from codeqa_lsp.retrieval.duplicates import fold_near_copies
-from codeqa_lsp.retrieval.enclosing import enclosing_first, fold_nested
+from codeqa_lsp.retrieval.duplicates import distinct_places
+from codeqa_lsp.retrieval.enclosing import enclosing_first
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.feedback import feedback_for, feedback_terms
 from codeqa_lsp.retrieval.floor import Verdict, code_verdict, dense_floor
@@ -63,11 +63,9 @@ from codeqa_lsp.retrieval.rerank import (
 if TYPE_CHECKING:
     from codeqa_lsp.index.indexer import Indexer
 
-# `keyword`: the hybrid pipeline over the keyword arm alone (no query embedding): what a
-# front serves while the query embedder cannot answer yet (the MCP server's first calls).
-# It was the raw `bm25` arm: on the 100 questions (2026-11-26, same session) hit@5 / MRR@10
-# 0.73 / 0.633 against the arm's 0.67 / 0.521. `bm25` and `dense` are one arm, unprocessed,
-# for measuring the arms against the pipeline.
+# `keyword`: the pipeline without the query embedding, served while the embedder cannot
+# answer (was the raw `bm25` arm: 100 questions 0.73 / 0.633 against 0.67 / 0.521, 2026-11-26).
+# `bm25` and `dense` are one arm, unprocessed, for measuring the arms against the pipeline.
 SearchMode = Literal["hybrid", "keyword", "bm25", "dense"]
 MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "bm25", "dense")
 _PIPELINE = ("hybrid", "keyword")
@@ -157,8 +155,7 @@ class HybridSearcher:
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
-            ranked = fold_nested(ranked, keep=exact_ids)
-            ranked = fold_near_copies(ranked, keep=exact_ids)
+            ranked = distinct_places(ranked, exact_ids, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
