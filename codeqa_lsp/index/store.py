@@ -21,7 +21,7 @@ from codeqa_lsp.index import sparse
 from codeqa_lsp.index.sparse import CHUNKS, FILES, SPARSE_SCHEMA
 from codeqa_lsp.index.sparse_read import SparseReader
 from codeqa_lsp.index.store_reads import ChunkQueries
-from codeqa_lsp.index.store_sql import CHUNK_COLUMNS, SCHEMA, glob_match
+from codeqa_lsp.index.store_sql import CHUNK_COLUMNS, SCHEMA, glob_match, rows_in
 from codeqa_lsp.index.text_search import TextSearch
 from codeqa_lsp.index.tokens import tokenize
 
@@ -299,15 +299,8 @@ class Store(TextSearch, ChunkQueries):
         rewritten here; a chunk whose kind, signature, doc or part count changed is returned,
         because those feed its keyword rows and its embedded text (`Chunk.embed_text`): the
         caller deletes and re-inserts it."""
-        stored: dict[str, tuple[Any, ...]] = {}
-        ids = [c.id for c in chunks]
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for row in conn.execute(
-                f"SELECT id, kind, signature, doc, parts FROM chunks WHERE id IN ({marks})", part
-            ):
-                stored[row[0]] = tuple(row[1:])
+        select = "SELECT id, kind, signature, doc, parts FROM chunks WHERE id IN ({marks})"
+        stored = {row[0]: row[1:] for row in rows_in(conn, select, [c.id for c in chunks])}
         replace = [
             c for c in chunks if stored.get(c.id, ()) != (c.kind, c.signature, c.doc, c.parts)
         ]

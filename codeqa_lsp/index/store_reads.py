@@ -14,6 +14,7 @@ from codeqa_lsp.index.store_sql import (
     CHUNK_COLUMNS,
     ReadsThroughStore,
     row_to_chunk,
+    rows_in,
     where_clause,
 )
 
@@ -46,43 +47,20 @@ class ChunkQueries(ReadsThroughStore):
         return [r[0] for r in self._reader().execute("SELECT path FROM files")]
 
     def existing_labels(self, labels: Sequence[int]) -> set[int]:
-        out: set[int] = set()
-        conn = self._reader()
-        for start in range(0, len(labels), 500):
-            part = list(labels[start : start + 500])
-            marks = ",".join("?" * len(part))
-            out.update(
-                r[0]
-                for r in conn.execute(f"SELECT label FROM chunks WHERE label IN ({marks})", part)
-            )
-        return out
+        select = "SELECT label FROM chunks WHERE label IN ({marks})"
+        return {row[0] for row in rows_in(self._reader(), select, labels)}
 
     def all_labels(self) -> dict[int, str]:
         return {label: cid for cid, label in self._reader().execute("SELECT id, label FROM chunks")}
 
     def chunks_by_label(self, labels: Sequence[int]) -> dict[int, Chunk]:
-        out: dict[int, Chunk] = {}
-        conn = self._reader()
-        for start in range(0, len(labels), 500):
-            part = list(labels[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for row in conn.execute(
-                f"SELECT label, {CHUNK_COLUMNS} FROM chunks WHERE label IN ({marks})", part
-            ):
-                out[row[0]] = row_to_chunk(row[1:])
-        return out
+        select = f"SELECT label, {CHUNK_COLUMNS} FROM chunks WHERE label IN ({{marks}})"
+        return {row[0]: row_to_chunk(row[1:]) for row in rows_in(self._reader(), select, labels)}
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
-        found: dict[str, Chunk] = {}
-        conn = self._reader()
+        select = f"SELECT id, {CHUNK_COLUMNS} FROM chunks WHERE id IN ({{marks}})"
         unique = list(dict.fromkeys(ids))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for row in conn.execute(
-                f"SELECT id, {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", part
-            ):
-                found[row[0]] = row_to_chunk(row[1:])
+        found = {row[0]: row_to_chunk(row[1:]) for row in rows_in(self._reader(), select, unique)}
         return [found[i] for i in ids if i in found]
 
     def chunks(self, path: str | None = None, language: str | None = None) -> list[Chunk]:

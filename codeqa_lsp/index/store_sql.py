@@ -7,7 +7,7 @@ queries) so each stays small; nothing here opens a connection.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from codeqa_lsp.chunking.model import Chunk
@@ -46,6 +46,19 @@ CHUNK_COLUMNS = (
     "path, symbol, kind, language, start_line, end_line, start_byte, end_byte, text, "
     "signature, doc, part, parts, declaration, refs"
 )
+
+
+# Keys per `IN (...)` list: well under SQLite's bound-parameter limit.
+IN_BATCH = 500
+
+
+def rows_in(
+    conn: sqlite3.Connection, select: str, keys: Sequence[Any]
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of `select` (ending in `IN ({marks})`) for `keys`, in batches of IN_BATCH."""
+    for start in range(0, len(keys), IN_BATCH):
+        part = list(keys[start : start + IN_BATCH])
+        yield from conn.execute(select.format(marks=",".join("?" * len(part))), part)
 
 
 def row_to_chunk(row: Sequence[Any]) -> Chunk:
