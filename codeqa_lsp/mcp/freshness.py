@@ -128,6 +128,7 @@ class IndexKeeper:
             with self._lock:
                 self.last_report = report
                 self.last_indexed = time.time()
+                self.resumed = self.resumed or not report.cancelled  # the next runs re-check
                 self.last_error = (
                     f"embeddings failed: {report.embed_error}" if report.embed_error else None
                 )
