@@ -8,8 +8,9 @@ and the lines that share words with the question, every item cited with the chun
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from codeqa_lsp.answering.markdown import code_fence, code_span
 from codeqa_lsp.answering.sanitize import sanitize_markdown
@@ -43,30 +44,32 @@ def first_sentence(doc: str) -> str:
 
 
 def matching_lines(
-    chunk: Chunk, question: str, limit: int = MAX_MATCHING_LINES
+    chunk: Chunk,
+    question: str,
+    limit: int = MAX_MATCHING_LINES,
+    weights: Mapping[str, float] | None = None,
 ) -> list[tuple[int, str]]:
-    """(line number, stripped line) of the chunk lines sharing the most terms with the question.
+    """(line number, stripped line) of the chunk lines sharing the most with the question.
 
-    The signature line is left out (it is shown anyway); ties go to the earlier line.
-    """
+    A shared term counts its weight (`term_weights`: a term in every quoted chunk, like
+    "file" in a question about secret files, says least). The signature's lines are left
+    out, a multi-line one too (it is shown anyway); ties go to the earlier line."""
     terms = set(query_terms(question))
     if not terms:
         return []
-    scored: list[tuple[int, int, str]] = []
-    signature = chunk.signature.strip()
+    scored: list[tuple[float, int, str]] = []
     doc = " ".join(chunk.doc.split())
-    for offset, line in enumerate(chunk.text.splitlines()):
+    lines = chunk.text.splitlines()
+    header = _signature_lines(lines, chunk.signature)
+    for offset, line in enumerate(lines):
         stripped = line.strip()
         words = stripped.strip("\"'#/*! \t")
-        if (
-            not stripped
-            or (signature and stripped == signature)
-            or (len(words) >= 12 and words in doc)
-        ):
+        if not stripped or offset in header or (len(words) >= 12 and words in doc):
             continue
-        overlap = len(terms.intersection(tokenize(stripped)))
-        if overlap:
-            scored.append((-overlap, offset, stripped))
+        shared = terms.intersection(tokenize(stripped))
+        if shared:
+            score = sum(weights.get(t, 1.0) for t in shared) if weights else len(shared)
+            scored.append((-score, offset, stripped))
     best = sorted(scored)[:limit]
     return [
         (chunk.start_line + offset, text[:160])
@@ -74,7 +77,48 @@ def matching_lines(
     ]
 
 
-def describe_chunk(number: int, chunk: Chunk, question: str = "") -> str:
+def _signature_lines(lines: Sequence[str], signature: str) -> set[int]:
+    """Offsets of the lines that spell the signature (`def f(` ... `) -> T:`), found as the
+    first run of lines whose joined text is a prefix of it."""
+    wanted = " ".join(signature.split())
+    if not wanted:
+        return set()
+    for start, line in enumerate(lines):
+        seen = " ".join(line.split())
+        if not seen or not wanted.startswith(seen):
+            continue
+        run = {start}
+        for offset in range(start + 1, len(lines)):
+            if seen == wanted:
+                break
+            piece = " ".join(lines[offset].split())
+            joined = f"{seen} {piece}" if seen and piece else seen + piece
+            glued = seen + piece  # `def f(` + `x)`: the signature has no space after `(`
+            if wanted.startswith(joined):
+                seen = joined
+            elif wanted.startswith(glued):
+                seen = glued
+            else:
+                break
+            run.add(offset)
+        return run
+    return set()
+
+
+def term_weights(question: str, chunks: Sequence[Chunk]) -> dict[str, float]:
+    """Each question term's weight among the quoted chunks: log(1 + n / chunks holding it)."""
+    terms = set(query_terms(question))
+    holding = dict.fromkeys(terms, 0)
+    for chunk in chunks:
+        for term in terms.intersection(tokenize(chunk.text)):
+            holding[term] += 1
+    n = len(chunks)
+    return {t: math.log(1 + n / count) for t, count in holding.items() if count}
+
+
+def describe_chunk(
+    number: int, chunk: Chunk, question: str = "", weights: Mapping[str, float] | None = None
+) -> str:
     """One cited item: symbol, location, doc sentence, signature, matching lines."""
     lines = [
         f"**[{number}]** {code_span(chunk.symbol)} ({chunk.kind}) — "
@@ -86,7 +130,7 @@ def describe_chunk(number: int, chunk: Chunk, question: str = "") -> str:
     headline = " ".join(chunk.signature.split()) or _first_code_line(chunk.text)
     if headline:
         lines.append(code_fence(headline, chunk.language))
-    matched = matching_lines(chunk, question) if question else []
+    matched = matching_lines(chunk, question, weights=weights) if question else []
     if matched:
         lines.append(
             "Matching lines: "
@@ -105,7 +149,9 @@ def _first_code_line(text: str) -> str:
 
 def extractive_answer(question: str, chunks: Sequence[Chunk], note: str) -> str:
     """The extractive answer to `question` from `chunks` (numbered 1..n, most relevant first)."""
-    items = [describe_chunk(n, c, question) for n, c in enumerate(chunks[:MAX_ITEMS], 1)]
+    shown = chunks[:MAX_ITEMS]
+    weights = term_weights(question, shown)
+    items = [describe_chunk(n, c, question, weights) for n, c in enumerate(shown, 1)]
     if not items:
         return f"{note}\n\nThe index has no code matching this question."
     return f"{note}\n\n" + "\n\n".join(items)
