@@ -66,9 +66,9 @@ logger = logging.getLogger(__name__)
 #    their `?` (`redirect?` was named `redirect`, beside the real `redirect`); `::Name` is
 #    top-level (`module ::HelperOne` inside a class was `HelpersTest..HelperOne`).
 # 8: C/C++ function-like macros are definitions (`#define MAX(a, b) ...`), no longer module
-#    text; `class SPDLOG_API logger {...}` is the class `logger`, not a function. The
-#    re-chunk also corrects the lines of chunks left behind by code added above them
-#    (`Store.refresh_kept`, same release).
+#    text; `class SPDLOG_API logger {...}` is the class `logger` with its methods, not a
+#    function (`_parsed_bytes`). The re-chunk also corrects the lines of chunks left behind
+#    by code added above them (`Store.refresh_kept`, same release).
 CHUNKER_VERSION = "8"
 
 MIN_TOKENS = 64
@@ -128,10 +128,35 @@ def _sorted(chunks: list[Chunk]) -> list[Chunk]:
     return unique
 
 
+# `class SPDLOG_API logger {`: an export macro between the keyword and the name makes
+# tree-sitter read a function `logger` whose body is statements, so the class's methods are
+# lost (`bool f() const {...}` does not parse as a statement). The parser gets the macro
+# blanked out, byte for byte, so every position (and every chunk's text, cut from the real
+# bytes) is unchanged. Libraries mark their public classes this way: `Q_CORE_EXPORT`,
+# `DLL_API`, spdlog's `SPDLOG_API`.
+_EXPORT_MACRO = re.compile(
+    rb"\b(?:class|struct|union)\s+([A-Z_][A-Z0-9_]*)\s+(?=[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+)
+_MACRO_LANGUAGES = frozenset({"c", "cpp"})
+
+
+def _parsed_bytes(data: bytes, language: str) -> bytes:
+    if language not in _MACRO_LANGUAGES or not _EXPORT_MACRO.search(data):
+        return data
+    return _EXPORT_MACRO.sub(
+        lambda m: (
+            m.group(0)[: m.start(1) - m.start()]
+            + b" " * (m.end(1) - m.start(1))
+            + m.group(0)[m.end(1) - m.start() :]
+        ),
+        data,
+    )
+
+
 def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Chunk]:
     gram, parser = grammar(language), parser_for(language)
     assert gram is not None and parser is not None
-    tree = parser.parse(lines.data)
+    tree = parser.parse(_parsed_bytes(lines.data, language))
     found, refs = definitions_and_references(gram, tree.root_node, lines.data, path)
     found = recover_definitions(gram, tree.root_node, lines, path, found)  # syntax errors
     defs = [d for d in found if _own_chunk(d)]

@@ -156,8 +156,12 @@ def test_go_rust_and_c_named_types_and_aliases_are_definitions() -> None:
     assert_well_formed(chunks, exported)
     kinds = {c.symbol: c.kind for c in chunks}
     assert kinds["logger"] == kinds["level_info"] == "class"
-    # (Its body is read as statements, so a member like `f() const {...}` may not parse as a
-    # method: tree-sitter's recovery, left as it is; the class itself is named and kinded.)
+    # Chunked as the same class without the macro is: its methods are members.
+    plain = chunk_source("logger.h", exported.replace("SPDLOG_API ", ""))
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        (c.symbol, c.kind, c.start_line, c.end_line) for c in plain
+    ]
+    assert "logger.should_log" in kinds and chunks[1].text.startswith("class SPDLOG_API logger")
 
 
 def test_signature_doc_and_exact_text() -> None:
