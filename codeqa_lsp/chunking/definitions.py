@@ -164,11 +164,8 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
         name = f"{_SPACE.sub('', _text(captures['owner'][0]))}.{_text(captures['name'][0])}"
         absolute = True
     elif "declarator" in captures:
-        declarator = captures["declarator"][0]
-        name = _declarator_name(declarator)
+        name = _declarator_name(captures["declarator"][0])
         absolute = "." in name
-        if _export_macro_class(node, declarator):
-            kind = "class"
     elif "name" in captures:
         name_node = captures["name"][0]
         name = _clean_name(_text(name_node))
@@ -190,24 +187,6 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
     body = captures.get("body")
     return Definition(
         node=node, kind=kind, name=name, absolute=absolute, body=body[0] if body else None
-    )
-
-
-_TYPE_KEYWORDS = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
-
-
-def _export_macro_class(node: Node, declarator: Node) -> bool:
-    """`class SPDLOG_API logger { ... };`: with an export macro between the keyword and the
-    name, tree-sitter reads a function `logger` returning `class SPDLOG_API`. No function is
-    declared by a bare identifier (a real one has a parameter list), so this one is the class
-    (C++ libraries mark their public classes this way: `Q_CORE_EXPORT`, `DLL_API`)."""
-    if node.type != "function_definition" or declarator.type != "identifier":
-        return False
-    returned = node.child_by_field_name("type")
-    return (
-        returned is not None
-        and returned.type in _TYPE_KEYWORDS
-        and returned.child_by_field_name("body") is None
     )
 
 
