@@ -42,6 +42,13 @@ _TEST_PATH = re.compile(
 _CHANGELOG = re.compile(
     r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$", re.IGNORECASE
 )
+# Rust keeps unit tests beside the code they test, in `#[cfg(test)] mod tests { ... }` (the
+# layout `cargo new` and the Rust book teach), so a source path holds them. A chunk whose
+# enclosing scope is a module named like a test module (`tests.parses_size`, also `test.`,
+# `unit_tests.`, `tests_windows.`) is a test wherever it lives. Found in a user's pass over
+# sharkdp/fd (not an evaluation set): `src/exec/mod.rs`'s inline tests took ranks 2 and 4 for
+# "how is the --exec command template filled with placeholders?".
+_TEST_SCOPE = re.compile(r"(?:^|\.)(?:tests?|\w+_tests?|tests?_\w+)\.")
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|bench)/")
 _DOC_EXT = re.compile(r"\.(md|rst|txt|adoc)$", re.IGNORECASE)
 
@@ -148,6 +155,14 @@ def path_kind(path: str) -> str:
     return "source"
 
 
+def chunk_kind(chunk: Chunk) -> str:
+    """`path_kind`, except that a definition inside a test module is a test (`_TEST_SCOPE`)."""
+    kind = path_kind(chunk.path)
+    if kind == "source" and "test" in chunk.symbol and _TEST_SCOPE.search(chunk.symbol):
+        return "test"
+    return kind
+
+
 class QueryPriors:
     """The multipliers for one query (the query decides which priors are switched off)."""
 
@@ -172,5 +187,5 @@ class QueryPriors:
         self.declaration = 1.0 if self.asks_for_declarations else DECLARATION_PRIOR
 
     def factor(self, chunk: Chunk) -> float:
-        base = self.factors[path_kind(chunk.path)]
+        base = self.factors[chunk_kind(chunk)]
         return base * self.declaration if chunk.declaration else base

@@ -6,7 +6,7 @@ import pytest
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.floor import dense_floor, judge
-from codeqa_lsp.retrieval.priors import QueryPriors, path_kind
+from codeqa_lsp.retrieval.priors import QueryPriors, chunk_kind, path_kind
 
 
 def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f") -> Chunk:
@@ -47,6 +47,33 @@ def test_query_asking_for_tests_turns_the_test_prior_off() -> None:
     assert QueryPriors("how are redirects followed").factor(test_chunk) < 1.0
     assert QueryPriors("which test covers redirects").factor(test_chunk) == 1.0
     assert QueryPriors("how are redirects followed").factor(_chunk("src/api.py")) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("symbol", "kind"),
+    [
+        ("tests.tokens_multiple", "test"),  # Rust: #[cfg(test)] mod tests { fn ... }
+        ("exec.tests.generate_custom_path_separator.check", "test"),
+        ("unit_tests.parses", "test"),
+        ("tests_windows.separator", "test"),
+        ("CommandTemplate.new", "source"),
+        ("tests", "source"),  # a function named `tests` is not inside a test module
+        ("latest.parse", "source"),
+        ("contests.score", "source"),
+        ("TestCase.run", "source"),
+    ],
+)
+def test_definitions_inside_a_test_module_are_tests(symbol: str, kind: str) -> None:
+    assert chunk_kind(_chunk("src/exec/mod.rs", symbol=symbol)) == kind
+    assert chunk_kind(_chunk("tests/cli.rs", symbol=symbol)) == "test"
+
+
+def test_inline_rust_tests_rank_below_the_code_they_test() -> None:
+    inline_test = _chunk("src/exec/mod.rs", symbol="tests.tokens_multiple")
+    code = _chunk("src/exec/mod.rs", symbol="CommandTemplate.generate")
+    priors = QueryPriors("how is the exec command template filled with placeholders")
+    assert priors.factor(inline_test) < priors.factor(code) == 1.0
+    assert QueryPriors("which test covers exec placeholders").factor(inline_test) == 1.0
 
 
 def test_floor_override_and_defaults() -> None:
