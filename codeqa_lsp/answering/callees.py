@@ -58,11 +58,15 @@ def callees(
     in_file = [Definition.of(c) for c in file_chunks if c.kind != "module" and c.part == 0]
 
     def by_name(name: str) -> list[Definition]:
+        """Every definition named `name`: the buffer's own file from the buffer, the rest
+        from the index. (Leaving the file out made `self.headers.get_list()` in httpx's
+        _models.py, where `Headers.get_list` is, resolve to the only *other* `get_list`.)"""
+        here = [d for d in in_file if d.name == name]
         try:
             found = definitions(name)
         except Exception:  # a closed or rebuilding index: resolve within the file only
-            return []
-        return [
+            return here
+        return here + [
             Definition.of(c)
             for c in found
             if c.part == 0 and c.name == name and c.path != target.path

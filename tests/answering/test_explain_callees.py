@@ -41,6 +41,25 @@ class Attribute:
 def _make_hash(text):
     return hash(text)
 """,
+    "pkg/models.py": """
+class Headers:
+    def get_list(self, key):
+        return [key]
+
+
+class Response:
+    def decoder(self):
+        values = self.headers.get_list("content-encoding")
+        return self.params.only_here(values)
+""",
+    "pkg/urls.py": """
+class QueryParams:
+    def get_list(self, key):
+        return [key]
+
+    def only_here(self, values):
+        return values
+""",
     "pkg/helpers.py": """
 def fmt_value(text):
     return text.strip()
@@ -141,3 +160,14 @@ def test_calls_named_in_comments_or_strings_are_not_callees(
     workspace = make_workspace(root=_write(tmp_path / "cobra"))
     callees = _callees(workspace, "cmd/command.go", "c.ctx = ctx")
     assert callees == ["cmd/command.go:Command.ExecuteC"]
+
+
+def test_a_method_on_an_unknown_object_named_in_the_file_and_elsewhere_stays_unresolved(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    # httpx: `self.headers.get_list(...)` in _models.py was explained with _urls.py's
+    # `QueryParams.get_list`, because the lookup by name left out the caller's own file (where
+    # `Headers.get_list` is): two candidates, so the call's target is unknown.
+    workspace = make_workspace(root=_write(tmp_path / "httpx"))
+    callees = _callees(workspace, "pkg/models.py", "values = self.headers.get_list(")
+    assert callees == ["pkg/urls.py:QueryParams.only_here"]  # the only one of its name
