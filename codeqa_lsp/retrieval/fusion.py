@@ -46,6 +46,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from codeqa_lsp.chunking.model import Chunk
+
 FusionMethod = Literal["rrf", "minmax", "zscore"]
 Ranked = Sequence[tuple[str, float]]  # (id, raw score), best first
 
@@ -173,3 +175,17 @@ def _normalized(arms: Mapping[str, Ranked], config: FusionConfig) -> dict[str, f
         for doc in every:
             scores[doc] += weight * got.get(doc, absent)
     return scores
+
+
+def added_scores(
+    base: list[tuple[Chunk, float]], extra: list[tuple[Chunk, float]], weight: float, limit: int
+) -> list[tuple[Chunk, float]]:
+    """`base` (BM25) plus `weight` x each score in `extra`, the BM25 list of added terms
+    (`expansion.py`, `feedback.py`); best first, at most `limit`."""
+    chunks = {c.id: c for c, _ in base}
+    scores = {c.id: s for c, s in base}
+    for chunk, score in extra:
+        chunks.setdefault(chunk.id, chunk)
+        scores[chunk.id] = scores.get(chunk.id, 0.0) + weight * score
+    ranked = sorted(scores.items(), key=lambda item: -item[1])[:limit]
+    return [(chunks[doc], score) for doc, score in ranked]

@@ -39,7 +39,7 @@ from codeqa_lsp.retrieval.enclosing import enclosing_first
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.feedback import feedback_for, feedback_terms
 from codeqa_lsp.retrieval.floor import Verdict, code_verdict, dense_floor
-from codeqa_lsp.retrieval.fusion import FusionConfig, fuse, fusion_for
+from codeqa_lsp.retrieval.fusion import FusionConfig, added_scores, fuse, fusion_for
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate
 from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_score
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
@@ -225,13 +225,13 @@ class HybridSearcher:
         extra = expansion_terms(query) if mode in _PIPELINE and not long_query else []
         if extra:
             expanded = self.indexer.bm25_terms(extra, bm25_limit, filters)
-            bm25 = _added(bm25, expanded, EXPANSION_WEIGHT, bm25_limit)
+            bm25 = added_scores(bm25, expanded, EXPANSION_WEIGHT, bm25_limit)
             terms = [*terms, *extra]  # whole-file evidence (second stage) counts them too
         dense: list[tuple[Chunk, float]] | None = None
         if dense_future is not None:
             dense, fed = dense_future.result()
             if fed and self.feedback is not None:
-                bm25 = _added(bm25, fed, self.feedback.weight, bm25_limit)
+                bm25 = added_scores(bm25, fed, self.feedback.weight, bm25_limit)
         elif want_dense:
             dense = self.indexer.dense(dense_text, limit, filters)
         arms = _Arms(
@@ -460,20 +460,6 @@ def _named_first(ranked: list[tuple[Chunk, float]], named: set[str]) -> list[tup
     """A navigation query's named definitions stay first after reranking."""
     head = [item for item in ranked if item[0].id in named]
     return head + [item for item in ranked if item[0].id not in named]
-
-
-def _added(
-    base: list[tuple[Chunk, float]], extra: list[tuple[Chunk, float]], weight: float, limit: int
-) -> list[tuple[Chunk, float]]:
-    """`base` (BM25) plus `weight` x each score in `extra`, the BM25 list of added terms
-    (`expansion.py`, `feedback.py`); best first, at most `limit`."""
-    chunks = {c.id: c for c, _ in base}
-    scores = {c.id: s for c, s in base}
-    for chunk, score in extra:
-        chunks.setdefault(chunk.id, chunk)
-        scores[chunk.id] = scores.get(chunk.id, 0.0) + weight * score
-    ranked = sorted(scores.items(), key=lambda item: -item[1])[:limit]
-    return [(chunks[doc], score) for doc, score in ranked]
 
 
 def _passing(
