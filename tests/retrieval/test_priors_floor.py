@@ -76,6 +76,15 @@ def test_inline_rust_tests_rank_below_the_code_they_test() -> None:
     assert QueryPriors("which test covers exec placeholders").factor(inline_test) == 1.0
 
 
+def test_samples_rank_like_tests_below_the_library_unless_asked_for() -> None:
+    sample = _chunk("samples/MediatR.Examples.Windsor/Program.cs", symbol="Program.Register")
+    library = _chunk("src/MediatR/Registration/ServiceRegistrar.cs", symbol="AddMediatR")
+    test = _chunk("test/MediatR.Tests/SendTests.cs", symbol="SendTests.Should_resolve")
+    priors = QueryPriors("how are handlers registered in the dependency injection container")
+    assert priors.factor(sample) == priors.factor(test) < priors.factor(library) == 1.0
+    assert QueryPriors("is there an example of registering handlers").factor(sample) == 1.0
+
+
 def test_floor_override_and_defaults() -> None:
     assert dense_floor("local") > dense_floor("hash") > 0
     assert dense_floor("local", min_score=0.1) == 0.1
