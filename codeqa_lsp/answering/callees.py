@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from codeqa_lsp.chunking.languages import parser_for
+from codeqa_lsp.chunking.code_text import code_only
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.chunking.references import has_references
 from codeqa_lsp.index.callgraph import Definition, Resolver, imports_of, resolve_calls
@@ -93,25 +93,6 @@ def callees(
         if chunk is not None:
             out.append(chunk)
     return out
-
-
-def code_only(text: str, language: str) -> str:
-    """`text` with its comments and string literals blanked (same length), so a call named in
-    a doc comment (`// Retrieve ctx by calling cmd.Context()`) or a message is not read as a
-    call. Parsed with the language's grammar; the text as is when there is none."""
-    parser = parser_for(language)
-    if parser is None:
-        return text
-    data = bytearray(text.encode("utf-8", "surrogatepass"))
-    stack = [parser.parse(bytes(data)).root_node]
-    while stack:
-        node = stack.pop()
-        kind = node.type
-        if "comment" in kind or "string" in kind or kind == "char_literal":
-            data[node.start_byte : node.end_byte] = b" " * (node.end_byte - node.start_byte)
-        else:
-            stack.extend(node.children)
-    return data.decode("utf-8", "replace")
 
 
 def _indexed(definition: Definition, definitions: Callable[[str], list[Chunk]]) -> Chunk | None:

@@ -13,7 +13,8 @@ The pipeline for one query:
    (`classes.py`); a nested function's enclosing function just above it, and the nested
    one folded into it (`enclosing.py`);
 5. exact-symbol fast path: definitions the query names are put first for a navigation
-   query (`where is parse_args`) and boosted for a question that mentions them;
+   query (`where is parse_args`) and boosted for a question that mentions them; a question
+   about their uses (`who calls parse_args`) gets the code that uses them next (`uses.py`);
 6. judge confidence (`floor.py`) and report the share of chunks embedded.
 
 `mode` runs a single arm alone, unfused and without the fast path, so the benchmark can
@@ -59,6 +60,7 @@ from codeqa_lsp.retrieval.rerank import (
     normalized_files,
     rerank,
 )
+from codeqa_lsp.retrieval.uses import asks_for_uses, uses_first
 
 if TYPE_CHECKING:
     from codeqa_lsp.index.indexer import Indexer
@@ -155,6 +157,10 @@ class HybridSearcher:
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
+            if exact_ids and not arms.long_query and asks_for_uses(query):
+                ranked = uses_first(
+                    ranked, exact_ids, lambda terms, n: self.indexer.bm25_terms(terms, n, filters)
+                )
             ranked = distinct_places(ranked, exact_ids, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])

