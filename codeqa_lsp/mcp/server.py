@@ -95,7 +95,7 @@ def build_server(service: CodeService) -> MCPServer:
             str,
             Field(
                 description="what to find, in words or identifiers, e.g. "
-                "'where do we retry failed uploads' or 'parse_args'"
+                "'where do we retry failed uploads', 'parse_args' or 'who calls parse_args'"
             ),
         ],
         top_k: Annotated[
