@@ -229,6 +229,13 @@ class CodeBase:
         with self._leases.held():
             return self.indexer.get_chunks(ids)
 
+    def uses(self, definition: Chunk, limit: int) -> list[Chunk]:
+        """Indexed chunks whose code uses `definition`'s name (`retrieval/uses.py`)."""
+        from codeqa_lsp.retrieval.uses import uses_of
+
+        with self._leases.held():
+            return uses_of([definition], lambda terms, n: self.indexer.bm25_terms(terms, n), limit)
+
     def file_hash(self, path: str | Path) -> str | None:
         """sha256 of the file's bytes when it was last indexed; None when it is not indexed."""
         with self._leases.held():

@@ -64,6 +64,8 @@ log = logging.getLogger("codeqa_lsp.answering")
 LOW_CONFIDENCE_CANDIDATES = 3
 RELATIVE_SCORE_FLOOR = 0.1  # of the best hit's fused score
 MAX_CALLEES = 6
+# Code that uses the explained definition, after what it calls (`retrieval/uses.py`).
+MAX_CALLERS = 6
 INTERRUPTED = "\n\n[interrupted: {reason}]\n\n"
 
 Stream = Iterator[str | Answer]
@@ -194,7 +196,11 @@ class Answerer:
             )
             return
         target, callees, resolver = found
-        prompt = build_explain_prompt(target, callees, self.settings.context_tokens, self.redactor)
+        callers = self._callers(target, callees)
+        prompt = build_explain_prompt(
+            target, callees, self.settings.context_tokens, self.redactor, callers
+        )
+        caller_ids = {c.id for c in callers}
         yield from self._generate(
             "explain",
             target.id,
@@ -202,7 +208,12 @@ class Answerer:
             resolver,
             started,
             use_cache,
-            lambda chunks, note: extractive_explanation(chunks[0], chunks[1:], note),
+            lambda chunks, note: extractive_explanation(
+                chunks[0],
+                [c for c in chunks[1:] if c.id not in caller_ids],
+                note,
+                [c for c in chunks[1:] if c.id in caller_ids],
+            ),
             cancel,
         )
 
@@ -275,6 +286,17 @@ class Answerer:
         return callees(
             target, file_chunks, self.source.definitions, self.source.get_chunks, MAX_CALLEES
         )
+
+    def _callers(self, target: Chunk, callees: Sequence[Chunk]) -> list[Chunk]:
+        """Indexed code that uses `target` (not already a callee); none when the index
+        cannot say (closed, rebuilding): the explanation goes on without them."""
+        try:
+            found = self.source.uses(target, MAX_CALLERS)
+        except Exception as exc:
+            log.warning("explain: looking up the uses of %s failed: %s", target.symbol, exc)
+            return []
+        known = {target.id, *(c.id for c in callees)}
+        return [c for c in found if c.id not in known]
 
     # -- generation ------------------------------------------------------------------------
     def _get_provider(self) -> Provider | None:

@@ -157,16 +157,24 @@ def extractive_answer(question: str, chunks: Sequence[Chunk], note: str) -> str:
     return f"{note}\n\n" + "\n\n".join(items)
 
 
-def extractive_explanation(target: Chunk, callees: Sequence[Chunk], note: str) -> str:
-    """What the index knows about `target` ([1]) and the definitions it calls ([2]..)."""
+def extractive_explanation(
+    target: Chunk, callees: Sequence[Chunk], note: str, callers: Sequence[Chunk] = ()
+) -> str:
+    """What the index knows about `target` ([1]), the definitions it calls ([2]..) and the
+    code that uses it (numbered after those)."""
     parts = [note, describe_chunk(1, target)]
     if callees:
-        calls = ", ".join(
-            f"{code_span(c.symbol)} ({code_span(f'{c.path}:{c.start_line}')}) [{n}]"
-            for n, c in enumerate(callees, 2)
-        )
-        parts.append(f"It calls: {calls}.")
+        parts.append(f"It calls: {_places(callees, 2)}.")
+    if callers:
+        parts.append(f"It is used by: {_places(callers, 2 + len(callees))}.")
     return "\n\n".join(parts)
+
+
+def _places(chunks: Sequence[Chunk], first: int) -> str:
+    return ", ".join(
+        f"{code_span(c.symbol)} ({code_span(f'{c.path}:{c.start_line}')}) [{n}]"
+        for n, c in enumerate(chunks, first)
+    )
 
 
 def low_confidence_answer(candidates: Sequence[Chunk], reason: str) -> str:

@@ -41,7 +41,8 @@ ASK_SYSTEM_PROMPT = (
 
 EXPLAIN_SYSTEM_PROMPT = (
     "You explain one definition from a developer's codebase: excerpt [1]. Any further "
-    "excerpts are definitions it calls, given as context. Cover, briefly: what it does; its "
+    "excerpts are definitions it calls and code that uses it, given as context. Cover, "
+    "briefly: what it does; its "
     "inputs and outputs; side effects (I/O, state, exceptions); notable edge cases.\n\n" + _RULES
 )
 
@@ -149,10 +150,16 @@ def build_ask_prompt(
 
 
 def build_explain_prompt(
-    target: Chunk, callees: Sequence[Chunk], budget: int, redactor: Redactor
+    target: Chunk,
+    callees: Sequence[Chunk],
+    budget: int,
+    redactor: Redactor,
+    callers: Sequence[Chunk] = (),
 ) -> Prompt:
+    """What `target` calls comes before the code that uses it: when the budget is short, the
+    callers are left out first."""
     room = max(1, budget - _FRAME_TOKENS)
-    kept, context = _context([target, *callees], room, redactor)
+    kept, context = _context([target, *callees, *callers], room, redactor)
     user = (
         f"Code excerpts from the workspace:\n\n{context}\n\n"
         f"Explain `{target.symbol}` (excerpt [1]): what it does, inputs/outputs, side effects, "

@@ -39,6 +39,11 @@ class CodeSource(Protocol):
         """Indexed definitions whose symbol is `name` or ends with `.name` (callees)."""
         ...
 
+    def uses(self, definition: Chunk, limit: int) -> list[Chunk]:
+        """Indexed chunks whose code uses the definition's name (explain's callers;
+        `retrieval/uses.py`)."""
+        ...
+
     def chunk_text(self, path: str, text: str) -> list[Chunk]:
         """Chunks of `text` as the file `path`, cut now, not indexed (buffers, re-pointing a
         stale citation)."""

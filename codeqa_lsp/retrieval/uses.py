@@ -19,11 +19,12 @@ not a use, nor is the class whose skeleton lists the method's signature.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 
 from codeqa_lsp.chunking.code_text import code_only
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import tokenize
+from codeqa_lsp.retrieval.priors import chunk_kind
 
 _ASKS_FOR_USES = re.compile(
     r"\b(?:who|what|which)\b(?:\s+[\w`.()]+){0,3}?\s+(?:calls?|invokes?|uses?|references?)\b"
@@ -46,6 +47,53 @@ def asks_for_uses(question: str) -> bool:
     return bool(_ASKS_FOR_USES.search(question))
 
 
+def uses_of(
+    named: Sequence[Chunk], lookup: BM25Lookup, limit: int = MAX_USES, skip: Set[str] = frozenset()
+) -> list[Chunk]:
+    """Up to `limit` chunks whose code uses the name of a definition in `named`, in the
+    name's BM25 order, module chunks (imports, script code) last. `skip`: ids not to list
+    (the named definitions as ranked).
+
+    A name that other definitions share (`generate` of another class) is ambiguous by
+    name alone: then only uses in a named definition's file, or in code that also names
+    its class, are kept (fd: `CommandTemplate.generate` was said to be used by `main.rs`'s
+    `clap_complete::generate(...)` call)."""
+    names = {chunk.name for chunk in named}
+    keys = {(chunk.path, chunk.symbol) for chunk in named}
+    owners = {chunk.symbol.rsplit(".", 1)[0] for chunk in named if "." in chunk.symbol}
+    found: dict[str, Chunk] = {}
+    ambiguous = False
+    for name in sorted(names):
+        pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        terms = tokenize(name)[:1]  # the whole identifier's token comes first
+        candidates = lookup(terms, USE_CANDIDATES) if terms else []
+        for chunk, _ in candidates:
+            if chunk.id in skip or chunk.id in found:
+                continue
+            if chunk.name in names and chunk.kind != "module":
+                # The definition itself (any part), or a namesake: not a use.
+                ambiguous = ambiguous or (chunk.path, chunk.symbol) not in keys
+                continue
+            if chunk.symbol in owners and chunk.kind == "class":
+                continue  # the class skeleton listing the method's signature
+            if pattern.search(chunk.text) and pattern.search(code_only(chunk.text, chunk.language)):
+                found[chunk.id] = chunk
+    uses = list(found.values())
+    if ambiguous:
+        paths = {path for path, _ in keys}
+        classes = [
+            re.compile(rf"(?<![\w$]){re.escape(o.rsplit('.', 1)[-1])}(?![\w$])") for o in owners
+        ]
+        uses = [c for c in uses if c.path in paths or any(p.search(c.text) for p in classes)]
+    # A use inside a nested function is listed there, not again as its enclosing one's.
+    inner = {(c.path, c.symbol.rsplit(".", 1)[0]) for c in uses if "." in c.symbol}
+    uses = [c for c in uses if (c.path, c.symbol) not in inner]
+    # Library code first, then tests and examples; module-level code (imports) last. Stable:
+    # BM25 order within each.
+    uses.sort(key=lambda c: (c.kind == "module", chunk_kind(c) != "source"))
+    return uses[:limit]
+
+
 def uses_first(
     ranked: list[tuple[Chunk, float]], named_ids: set[str], lookup: BM25Lookup
 ) -> list[tuple[Chunk, float]]:
@@ -55,33 +103,14 @@ def uses_first(
     named = [chunk for chunk, _ in ranked if chunk.id in named_ids]
     if not named:
         return ranked
-    names = {chunk.name for chunk in named}
-    owners = {chunk.symbol.rsplit(".", 1)[0] for chunk in named if "." in chunk.symbol}
-    found: dict[str, Chunk] = {}
-    for name in sorted(names):
-        pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
-        terms = tokenize(name)[:1]  # the whole identifier's token comes first
-        candidates = lookup(terms, USE_CANDIDATES) if terms else []
-        for chunk, _ in candidates:
-            if chunk.id in named_ids or chunk.id in found:
-                continue
-            if chunk.name in names and chunk.kind != "module":
-                continue  # a namesake (another class's method, an overload), not a use
-            if chunk.symbol in owners and chunk.kind == "class":
-                continue  # the class skeleton listing the method's signature
-            if pattern.search(chunk.text) and pattern.search(code_only(chunk.text, chunk.language)):
-                found[chunk.id] = chunk
+    found = uses_of(named, lookup, USE_CANDIDATES, skip=named_ids)
     if not found:
         return ranked
     position = {chunk.id: i for i, (chunk, _) in enumerate(ranked)}
-    uses = sorted(found.values(), key=lambda c: (c.kind == "module", position.get(c.id, 1 << 30)))
-    uses = uses[:MAX_USES]
-    head = named + uses
+    uses = sorted(found, key=lambda c: (c.kind == "module", position.get(c.id, 1 << 30)))
+    head = named + uses[:MAX_USES]
     head_ids = {chunk.id for chunk in head}
     top = max(score for _, score in ranked)
-    rest = [
-        (chunk, min(score, top - len(head) * 1e-6))
-        for chunk, score in ranked
-        if chunk.id not in head_ids
-    ]
+    floor = top - len(head) * 1e-6
+    rest = [(chunk, min(score, floor)) for chunk, score in ranked if chunk.id not in head_ids]
     return [(chunk, top - i * 1e-6) for i, chunk in enumerate(head)] + rest

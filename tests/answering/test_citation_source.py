@@ -81,6 +81,13 @@ class MemorySource:
     def definitions(self, name: str) -> list[Chunk]:
         return [c for c in self.chunks() if c.symbol == name or c.symbol.endswith("." + name)]
 
+    def uses(self, definition: Chunk, limit: int) -> list[Chunk]:
+        return [
+            c
+            for c in self.chunks()
+            if c.name != definition.name and f"{definition.name}(" in c.text
+        ][:limit]
+
     def chunk_text(self, path: str, text: str) -> list[Chunk]:
         if self.chunker_fails:
             raise RuntimeError("chunker broke")

@@ -171,3 +171,25 @@ def test_a_method_on_an_unknown_object_named_in_the_file_and_elsewhere_stays_unr
     workspace = make_workspace(root=_write(tmp_path / "httpx"))
     callees = _callees(workspace, "pkg/models.py", "values = self.headers.get_list(")
     assert callees == ["pkg/urls.py:QueryParams.only_here"]  # the only one of its name
+
+
+def test_explain_lists_the_code_that_uses_the_definition(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace(root=_write(tmp_path / "uses"))
+    text = (workspace.root / "pkg/make.js").read_text()
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "route(req) {" in row)
+    answer = list(workspace.explain_stream("pkg/make.js", line))[-1]
+    assert isinstance(answer, Answer)
+    assert "It is used by: `Router.handle`" in answer.text
+    cited = [f"{c.path}:{c.symbol}" for c in answer.citations]
+    assert cited == ["pkg/make.js:Router.route", "pkg/make.js:Router.handle"]
+    # Go, read without a reference query: `Execute()` in a comment is not a use.
+    text = (workspace.root / "cmd/command.go").read_text()
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "ExecuteC() error {" in row)
+    answer = list(workspace.explain_stream("cmd/command.go", line))[-1]
+    assert isinstance(answer, Answer)
+    assert [f"{c.path}:{c.symbol}" for c in answer.citations] == [
+        "cmd/command.go:Command.ExecuteC",
+        "cmd/command.go:Command.ExecuteContextC",
+    ]

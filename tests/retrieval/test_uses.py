@@ -130,6 +130,21 @@ def test_the_callers_of_a_named_method_follow_its_definition(tmp_path: Path) -> 
         assert scores == sorted(scores, reverse=True)
 
 
+def test_a_qualified_name_with_namesakes_keeps_the_uses_of_its_own_class(
+    tmp_path: Path,
+) -> None:
+    # `DigestAuth.rebuild_auth` shares the name: its own caller (`handle_401`) is not a use of
+    # `RedirectMixin.rebuild_auth`; by name alone the two cannot be told apart, so only uses
+    # in the named definition's file or naming its class are kept.
+    with hash_searcher(tmp_path, FILES) as searcher:
+        ranked = _ranked(searcher, "who calls RedirectMixin.rebuild_auth?")
+        assert ranked[:2] == [
+            "pkg/sessions.py:RedirectMixin.rebuild_auth",
+            "pkg/sessions.py:RedirectMixin.resolve_redirects",
+        ]
+        assert "pkg/digest.py:DigestAuth.handle_401" not in ranked[:3]
+
+
 def test_callers_in_a_language_without_a_reference_query(tmp_path: Path) -> None:
     with hash_searcher(tmp_path, FILES) as searcher:
         ranked = _ranked(searcher, "where is checkGroups called")
