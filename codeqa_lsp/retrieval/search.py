@@ -27,6 +27,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 from codeqa_lsp.chunking.model import Chunk
@@ -158,9 +159,8 @@ class HybridSearcher:
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
             if exact_ids and not arms.long_query and asks_for_uses(query):
-                ranked = uses_first(
-                    ranked, exact_ids, lambda terms, n: self.indexer.bm25_terms(terms, n, filters)
-                )
+                lookup = partial(self.indexer.bm25_terms, filters=filters)
+                ranked = uses_first(ranked, exact_ids, lookup, info.identifiers)
             ranked = distinct_places(ranked, exact_ids, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])

@@ -25,6 +25,7 @@ from codeqa_lsp.chunking.code_text import code_only
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import tokenize
 from codeqa_lsp.retrieval.priors import chunk_kind
+from codeqa_lsp.retrieval.query import symbol_matches
 
 _ASKS_FOR_USES = re.compile(
     r"\b(?:who|what|which)\b(?:\s+[\w`.()]+){0,3}?\s+(?:calls?|invokes?|uses?|references?)\b"
@@ -95,15 +96,28 @@ def uses_of(
 
 
 def uses_first(
-    ranked: list[tuple[Chunk, float]], named_ids: set[str], lookup: BM25Lookup
+    ranked: list[tuple[Chunk, float]],
+    named_ids: set[str],
+    lookup: BM25Lookup,
+    identifiers: Sequence[str] = (),
 ) -> list[tuple[Chunk, float]]:
     """`ranked` with the named definitions first, then up to `MAX_USES` chunks that use them
     (those already ranked in their order, then the others by the name's BM25), then the rest.
-    Scores stay in descending order (folders' results are merged by score)."""
+    Scores stay in descending order (folders' results are merged by score).
+
+    The subject is the first of the query's `identifiers` that names a definition: a
+    follow-up ("and where is it called from?") is searched with the previous question and
+    the symbols its answer cited, and the uses asked for are those of the question's subject,
+    not of every class the answer also cited."""
     named = [chunk for chunk, _ in ranked if chunk.id in named_ids]
+    for identifier in identifiers:
+        subject = [chunk for chunk in named if symbol_matches(chunk.symbol, identifier)]
+        if subject:
+            named = subject
+            break
     if not named:
         return ranked
-    found = uses_of(named, lookup, USE_CANDIDATES, skip=named_ids)
+    found = uses_of(named, lookup, USE_CANDIDATES, skip={c.id for c in named})
     if not found:
         return ranked
     position = {chunk.id: i for i, (chunk, _) in enumerate(ranked)}

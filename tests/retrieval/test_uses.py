@@ -130,6 +130,20 @@ def test_the_callers_of_a_named_method_follow_its_definition(tmp_path: Path) -> 
         assert scores == sorted(scores, reverse=True)
 
 
+def test_a_follow_up_asks_for_the_uses_of_its_subject_not_of_every_cited_symbol(
+    tmp_path: Path,
+) -> None:
+    # What `conversation.retrieval_query` searches for "and where is it called from?" after
+    # "what does rebuild_auth do?": the previous question and the symbols its answer cited.
+    query = "and where is it called from? what does rebuild_auth do? RedirectMixin DigestAuth"
+    with hash_searcher(tmp_path, FILES) as searcher:
+        ranked = _ranked(searcher, query)
+        assert set(ranked[2:4]) == {
+            "pkg/sessions.py:RedirectMixin.resolve_redirects",
+            "pkg/digest.py:DigestAuth.handle_401",
+        }
+
+
 def test_a_qualified_name_with_namesakes_keeps_the_uses_of_its_own_class(
     tmp_path: Path,
 ) -> None:
