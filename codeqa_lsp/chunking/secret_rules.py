@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from codeqa_lsp.chunking.languages import has_grammar, language_for_path
 from codeqa_lsp.secret_shapes import first_file_secret
 
 # Lower-cased basename globs.
@@ -41,9 +42,15 @@ _NAME_RE = re.compile("|".join(fnmatch.translate(glob) for glob in SECRET_NAME_G
 
 
 def secret_name_rule(rel_path: str) -> str | None:
-    """The glob a path's file name matches, if it names a credentials file."""
+    """The glob a path's file name matches, if it names a credentials file.
+
+    Source code the chunker parses is judged by its content only: `credentials*` is the
+    name of the AWS CLI's key file and of many a `credentials.json`, and also of
+    google-auth's and botocore's `credentials.py` and every `CredentialsProvider.java`,
+    which were left out of the index whole. A key pasted into such a file is still caught
+    by `secret_content_rule`."""
     name = rel_path.rsplit("/", 1)[-1].lower()
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.match(name) or has_grammar(language_for_path(name) or ""):
         return None
     return next(glob for glob in SECRET_NAME_GLOBS if fnmatch.fnmatchcase(name, glob))
 

@@ -64,6 +64,8 @@ SECRET_CONTENT = {
 INDEXED = [
     ".github/workflows/ci.yml",
     "README.md",
+    "auth/credentials.py",  # source named like a credentials file: judged by its content
+    "auth/CredentialsProvider.java",
     "docs/guide.md",
     "lib/keep.tmp.py",
     "src/app.py",
@@ -91,6 +93,8 @@ def workspace(tmp_path: Path) -> Path:
     write(root, "src/util.js", "exports.x = function () {};\n")
     write(root, "src/nested/deep.go", "package nested\n")
     write(root, "src/vanishing.py", "x = 1\n")
+    write(root, "auth/credentials.py", "class Credentials:\n    token = None\n")
+    write(root, "auth/CredentialsProvider.java", "class CredentialsProvider {}\n")
     write(root, "README.md", "# Readme\n")
     write(root, "docs/guide.md", "# Guide\n")
     write(root, ".github/workflows/ci.yml", "on: push\n")
