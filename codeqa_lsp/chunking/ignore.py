@@ -5,7 +5,8 @@ every save: parsed ignore files are cached per directory, and directory verdicts
 so a file deep in the tree costs one lookup per ancestor. Rules, first match wins:
 
 1. default excludes (`default-excluded`): VCS and tool directories, dependency and build
-   output (`node_modules`, virtualenvs, `dist`, `build`, `target`, `vendor`...), minified
+   output (`node_modules`, virtualenvs, `dist`, `build`, `target`, `vendor`...; a `build`,
+   `dist`, `coverage` or `target` that is a Python or Go package is source), minified
    bundles, lock files, generated-code file names;
 2. secret file names (`secret-name`): `.env*`, `*.pem`, `*.key`, `id_rsa*`, ... (see
    `secret_rules`), checked before any user rule so an include glob cannot pull them in;
@@ -79,6 +80,9 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
         ".pnpm-store",
     }
 )
+# Output directories by convention that are also the names of real packages: kept when the
+# directory is a Python or Go package (`WorkspaceFilter._source_package`).
+SOURCE_PACKAGE_NAMES = frozenset({"build", "dist", "coverage", "target"})
 DEFAULT_EXCLUDED_FILES: tuple[str, ...] = (
     "*.min.js",
     "*.min.css",
@@ -169,7 +173,9 @@ class WorkspaceFilter:
         return reason
 
     def _own_dir_reason(self, rel: str, name: str) -> str | None:
-        if name in DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info"):
+        if (name in DEFAULT_EXCLUDED_DIRS and not self._source_package(rel, name)) or name.endswith(
+            ".egg-info"
+        ):
             return self._log(rel, "default-excluded", f"directory {name}")
         if os.path.isfile(self.root / rel / "pyvenv.cfg"):  # never raises, unlike Path.is_file
             return self._log(rel, "default-excluded", "virtualenv (pyvenv.cfg)")
@@ -178,6 +184,21 @@ class WorkspaceFilter:
         if self._ignored(rel + "/"):
             return self._log(rel, "ignored", "ignore file")
         return None
+
+    def _source_package(self, rel: str, name: str) -> bool:
+        """An output directory's name on a package of the project's own source: coverage.py's
+        `coverage/`, pypa/build's `src/build/`, a Go package `internal/build/` (their whole
+        source was left out). Build output is not a Python package and holds no Go source."""
+        if name not in SOURCE_PACKAGE_NAMES:
+            return False
+        directory = self.root / rel
+        if os.path.isfile(directory / "__init__.py"):
+            return True
+        try:
+            with os.scandir(directory) as entries:
+                return any(e.name.endswith(".go") and e.is_file() for e in entries)
+        except OSError:
+            return False
 
     def _file_reason(self, rel: str, name: str) -> str | None:
         lower = name.lower()

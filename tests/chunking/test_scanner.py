@@ -65,6 +65,9 @@ INDEXED = [
     ".github/workflows/ci.yml",
     "README.md",
     "auth/credentials.py",  # source named like a credentials file: judged by its content
+    "coverage/__init__.py",  # a package named like an output directory (coverage.py's)
+    "coverage/control.py",
+    "internal/build/build.go",
     "auth/CredentialsProvider.java",
     "docs/guide.md",
     "lib/keep.tmp.py",
@@ -93,6 +96,9 @@ def workspace(tmp_path: Path) -> Path:
     write(root, "src/util.js", "exports.x = function () {};\n")
     write(root, "src/nested/deep.go", "package nested\n")
     write(root, "src/vanishing.py", "x = 1\n")
+    write(root, "coverage/__init__.py", "")
+    write(root, "coverage/control.py", "class Coverage:\n    pass\n")
+    write(root, "internal/build/build.go", "package build\n")
     write(root, "auth/credentials.py", "class Credentials:\n    token = None\n")
     write(root, "auth/CredentialsProvider.java", "class CredentialsProvider {}\n")
     write(root, "README.md", "# Readme\n")
