@@ -61,7 +61,7 @@ from codeqa_lsp.retrieval.rerank import (
     normalized_files,
     rerank,
 )
-from codeqa_lsp.retrieval.uses import asks_for_uses, uses_first
+from codeqa_lsp.retrieval.uses import asks_for_uses, uses_first, with_subject
 
 if TYPE_CHECKING:
     from codeqa_lsp.index.indexer import Indexer
@@ -145,6 +145,9 @@ class HybridSearcher:
         limit = max(CANDIDATES, top_k)
         arms = self._run_arms(query, limit, filters, mode, coverage)
         info = analyze(query)
+        uses = mode in _PIPELINE and not arms.long_query and asks_for_uses(query)
+        if uses:
+            info = with_subject(info)  # `who calls getpreferredencoding` names a definition
         named_exists = False  # the query names a definition the index has (confidence)
 
         if mode in _PIPELINE:
@@ -158,7 +161,7 @@ class HybridSearcher:
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
-            if exact_ids and not arms.long_query and asks_for_uses(query):
+            if exact_ids and uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 ranked = uses_first(ranked, exact_ids, lookup, info.identifiers)
             ranked = distinct_places(ranked, exact_ids, arms.long_query)

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence, Set
+from dataclasses import replace
+from pathlib import PurePosixPath
 
 from codeqa_lsp.chunking.code_text import code_only
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.index.tokens import tokenize
+from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 from codeqa_lsp.retrieval.priors import chunk_kind
-from codeqa_lsp.retrieval.query import symbol_matches
+from codeqa_lsp.retrieval.query import QueryInfo, symbol_matches
 
 _ASKS_FOR_USES = re.compile(
     r"\b(?:who|what|which)\b(?:\s+[\w`.()]+){0,3}?\s+(?:calls?|invokes?|uses?|references?)\b"
@@ -43,9 +45,31 @@ USE_CANDIDATES = 200
 BM25Lookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]
 
 
+# The name a question about uses is about, even when it is not shaped like an identifier
+# (`who calls getpreferredencoding`, `where is linenoise used`): the word after the verb,
+# or between "where is" and "called".
+_SUBJECT = re.compile(
+    r"\b(?:calls?|invokes?|uses?|references?|callers? of|usages of|uses of|call[- ]sites? "
+    r"(?:of|for)|references to)\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*)"
+    r"|\bwhere\s+(?:is|are|does|do)\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*)`?(?:\(\))?"
+    r"\s+(?:\w+\s+){0,2}?(?:called|invoked|used|referenced)\b",
+    re.IGNORECASE,
+)
+
+
 def asks_for_uses(question: str) -> bool:
     """Does the question ask who calls or uses something (not what it does)?"""
     return bool(_ASKS_FOR_USES.search(question))
+
+
+def with_subject(info: QueryInfo) -> QueryInfo:
+    """`info` with the name a question about uses asks about among its identifiers (first),
+    when the identifier finder did not take it (a plain lowercase word)."""
+    match = _SUBJECT.search(info.text)
+    word = next((g for g in match.groups() if g), None) if match else None
+    if not word or len(word) < 3 or word.lower() in STOPWORDS or word in info.identifiers:
+        return info
+    return replace(info, identifiers=(word.rstrip("."), *info.identifiers))
 
 
 def uses_of(
@@ -57,19 +81,19 @@ def uses_of(
 
     A name that other definitions share (`generate` of another class) is ambiguous by
     name alone: then only uses in a named definition's file, or in code that also names
-    its class, are kept (fd: `CommandTemplate.generate` was said to be used by `main.rs`'s
-    `clap_complete::generate(...)` call)."""
+    its class or module, are kept (fd: `CommandTemplate.generate` was said to be used by
+    `main.rs`'s `clap_complete::generate(...)` call)."""
     names = {chunk.name for chunk in named}
     keys = {(chunk.path, chunk.symbol) for chunk in named}
     owners = {chunk.symbol.rsplit(".", 1)[0] for chunk in named if "." in chunk.symbol}
-    found: dict[str, Chunk] = {}
+    mentions: dict[str, tuple[Chunk, re.Pattern[str]]] = {}  # the name as a word, anywhere
     ambiguous = False
     for name in sorted(names):
         pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
         terms = tokenize(name)[:1]  # the whole identifier's token comes first
         candidates = lookup(terms, USE_CANDIDATES) if terms else []
         for chunk, _ in candidates:
-            if chunk.id in skip or chunk.id in found:
+            if chunk.id in skip or chunk.id in mentions:
                 continue
             if chunk.name in names and chunk.kind != "module":
                 # The definition itself (any part), or a namesake: not a use.
@@ -77,22 +101,39 @@ def uses_of(
                 continue
             if chunk.symbol in owners and chunk.kind == "class":
                 continue  # the class skeleton listing the method's signature
-            if pattern.search(chunk.text) and pattern.search(code_only(chunk.text, chunk.language)):
-                found[chunk.id] = chunk
-    uses = list(found.values())
+            if pattern.search(chunk.text):
+                mentions[chunk.id] = (chunk, pattern)
+    listed = list(mentions.values())
     if ambiguous:
         paths = {path for path, _ in keys}
-        classes = [
-            re.compile(rf"(?<![\w$]){re.escape(o.rsplit('.', 1)[-1])}(?![\w$])") for o in owners
+        # The class, or the module a call qualifies a function with (`locale.getpreferred
+        # encoding(...)`).
+        words = {owner.rsplit(".", 1)[-1] for owner in owners} | {_module(p) for p in paths}
+        classes = [re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])") for word in words if word]
+        listed = [
+            (c, p) for c, p in listed if c.path in paths or any(k.search(c.text) for k in classes)
         ]
-        uses = [c for c in uses if c.path in paths or any(p.search(c.text) for p in classes)]
+    # Library code first, then tests and examples; module-level code (imports) last. Stable:
+    # BM25 order within each. Only as many are parsed (comments and strings blanked) as are
+    # listed: a name used in hundreds of places costs `limit` parses, not hundreds.
+    listed.sort(key=lambda item: (item[0].kind == "module", chunk_kind(item[0]) != "source"))
+    uses: list[Chunk] = []
+    for chunk, pattern in listed:
+        if pattern.search(code_only(chunk.text, chunk.language)):
+            uses.append(chunk)
+            if len(uses) >= limit:
+                break
     # A use inside a nested function is listed there, not again as its enclosing one's.
     inner = {(c.path, c.symbol.rsplit(".", 1)[0]) for c in uses if "." in c.symbol}
-    uses = [c for c in uses if (c.path, c.symbol) not in inner]
-    # Library code first, then tests and examples; module-level code (imports) last. Stable:
-    # BM25 order within each.
-    uses.sort(key=lambda c: (c.kind == "module", chunk_kind(c) != "source"))
-    return uses[:limit]
+    return [c for c in uses if (c.path, c.symbol) not in inner]
+
+
+def _module(path: str) -> str:
+    """The name code imports a file by: its stem, or its directory's for a package file."""
+    parts = PurePosixPath(path).with_suffix("").parts
+    if len(parts) > 1 and parts[-1] in ("__init__", "index", "mod"):
+        return parts[-2]
+    return parts[-1] if parts else ""
 
 
 def uses_first(
@@ -102,7 +143,8 @@ def uses_first(
     identifiers: Sequence[str] = (),
 ) -> list[tuple[Chunk, float]]:
     """`ranked` with the named definitions first, then up to `MAX_USES` chunks that use them
-    (those already ranked in their order, then the others by the name's BM25), then the rest.
+    (library code before tests; those already ranked in their order, then the others by the
+    name's BM25), then the rest.
     Scores stay in descending order (folders' results are merged by score).
 
     The subject is the first of the query's `identifiers` that names a definition: a
@@ -117,11 +159,14 @@ def uses_first(
             break
     if not named:
         return ranked
-    found = uses_of(named, lookup, USE_CANDIDATES, skip={c.id for c in named})
+    found = uses_of(named, lookup, 3 * MAX_USES, skip={c.id for c in named})
     if not found:
         return ranked
     position = {chunk.id: i for i, (chunk, _) in enumerate(ranked)}
-    uses = sorted(found, key=lambda c: (c.kind == "module", position.get(c.id, 1 << 30)))
+    uses = sorted(
+        found,
+        key=lambda c: (c.kind == "module", chunk_kind(c) != "source", position.get(c.id, 1 << 30)),
+    )
     head = named + uses[:MAX_USES]
     head_ids = {chunk.id for chunk in head}
     top = max(score for _, score in ranked)

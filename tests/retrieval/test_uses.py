@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codeqa_lsp.retrieval.uses import asks_for_uses
+from codeqa_lsp.retrieval.query import analyze
+from codeqa_lsp.retrieval.uses import asks_for_uses, with_subject
 from tests.retrieval.searchers import hash_searcher
 
 FILES = {
@@ -46,6 +47,21 @@ class DigestAuth:
         """Retry once with a digest challenge answered."""
         self.rebuild_auth(prepared, response)
         return response
+''',
+    "pkg/text.py": '''
+def normalize(value):
+    """Lower-case and strip a header value."""
+    return value.strip().lower()
+
+
+def header_items(headers):
+    """Every header as a normalized pair."""
+    return [(key, normalize(value)) for key, value in headers.items()]
+
+
+def normalise_spelling(words):
+    """Normalize British spellings to normalized American ones (normalize is not called)."""
+    return [w.replace("ise", "ize") for w in words]
 ''',
     "cmd/command.go": """
 package cmd
@@ -103,6 +119,20 @@ def test_questions_about_behaviour_are_not_about_uses(question: str) -> None:
     assert not asks_for_uses(question)
 
 
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        ("who calls getpreferredencoding?", "getpreferredencoding"),
+        ("where is linenoise used", "linenoise"),
+        ("where is `normalize()` called from", "normalize"),
+        ("what calls the dispatcher", "dispatcher"),
+        ("who calls rebuild_auth", "rebuild_auth"),  # already an identifier
+    ],
+)
+def test_the_subject_of_a_question_about_uses(question: str, subject: str) -> None:
+    assert with_subject(analyze(question)).identifiers[0] == subject
+
+
 def _ranked(searcher: object, question: str) -> list[str]:
     response = searcher.search(question, top_k=6)  # type: ignore[attr-defined]
     return [f"{hit.chunk.path}:{hit.chunk.symbol}" for hit in response.hits]
@@ -128,6 +158,12 @@ def test_the_callers_of_a_named_method_follow_its_definition(tmp_path: Path) -> 
         assert "pkg/sessions.py:RedirectMixin.resolve_redirects" not in plain[:2]
         scores = [hit.score for hit in searcher.search("who calls rebuild_auth?").hits]
         assert scores == sorted(scores, reverse=True)
+
+
+def test_a_plain_lowercase_name_is_the_subject_of_a_question_about_uses(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, FILES) as searcher:
+        ranked = _ranked(searcher, "who calls normalize?")
+        assert ranked[:2] == ["pkg/text.py:normalize", "pkg/text.py:header_items"]
 
 
 def test_a_follow_up_asks_for_the_uses_of_its_subject_not_of_every_cited_symbol(
