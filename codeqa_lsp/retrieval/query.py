@@ -163,3 +163,22 @@ def salient_terms(
         scored.append((weight, term))
     scored.sort(key=lambda item: -item[0])
     return [term for _, term in scored[:keep]]
+
+
+# Definitions of a lifted file (`search.py`'s FILE_LIFT) that join the candidates.
+LIFT_CHUNKS_PER_FILE = 2
+
+
+def best_named_per_file(definitions: list[tuple[str, str, str]], terms: list[str]) -> list[str]:
+    """Per file, the ids of the `LIFT_CHUNKS_PER_FILE` definitions whose name tokens share the
+    most query terms (ties: earlier in the file; a file with no match gives its first chunk)."""
+    wanted = set(terms)
+    by_path: dict[str, list[tuple[int, int, str]]] = {}
+    for order, (cid, path, symbol) in enumerate(definitions):
+        overlap = len(set(tokenize(symbol)) & wanted)
+        by_path.setdefault(path, []).append((-overlap, order, cid))
+    ids: list[str] = []
+    for items in by_path.values():
+        items.sort()
+        ids.extend(cid for _, _, cid in items[:LIFT_CHUNKS_PER_FILE])
+    return ids

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters, chunk_passes
-from codeqa_lsp.index.tokens import query_terms, tokenize
+from codeqa_lsp.index.tokens import query_terms
 from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.duplicates import distinct_places
@@ -51,6 +51,7 @@ from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
     QueryInfo,
     analyze,
+    best_named_per_file,
     salient_terms,
     symbol_matches,
 )
@@ -85,10 +86,10 @@ BM25_CANDIDATES = 100
 # to lift it into the top results, not enough to bury what the question is really about.
 SYMBOL_BOOST = 0.5
 # Whole-file BM25 candidates (files) consulted per query, and how many of the best files
-# that no chunk candidate comes from get their best-matching chunks added ("lifted").
+# that no chunk candidate comes from get their best-matching chunks added ("lifted";
+# `query.LIFT_CHUNKS_PER_FILE` each).
 FILE_CANDIDATES = 50
 FILE_LIFT = 10
-LIFT_CHUNKS_PER_FILE = 2
 # Chunks holding a quoted message's (or a raised error's) words that join the candidates.
 LITERAL_CANDIDATES = 20
 # A ranking whose first results are all non-code files (LICENSE, CI, changelog) is not
@@ -417,7 +418,9 @@ class HybridSearcher:
         for name in evidence.functions:
             out.extend(c for c in self.indexer.definitions(name) if c.path in evidence.paths)
         out.extend(
-            self.indexer.get_chunks(_best_named(self.indexer.definitions_in_paths(paths), terms))
+            self.indexer.get_chunks(
+                best_named_per_file(self.indexer.definitions_in_paths(paths), terms)
+            )
         )
         return [c for c in out if chunk_passes(c, filters)]
 
@@ -448,21 +451,6 @@ class HybridSearcher:
 
 
 MAX_NAMED_DEFINITIONS = 5
-
-
-def _best_named(definitions: list[tuple[str, str, str]], terms: list[str]) -> list[str]:
-    """Per file, the ids of the `LIFT_CHUNKS_PER_FILE` definitions whose name tokens share the
-    most query terms (ties: earlier in the file; a file with no match gives its first chunk)."""
-    wanted = set(terms)
-    by_path: dict[str, list[tuple[int, int, str]]] = {}
-    for order, (cid, path, symbol) in enumerate(definitions):
-        overlap = len(set(tokenize(symbol)) & wanted)
-        by_path.setdefault(path, []).append((-overlap, order, cid))
-    ids: list[str] = []
-    for items in by_path.values():
-        items.sort()
-        ids.extend(cid for _, _, cid in items[:LIFT_CHUNKS_PER_FILE])
-    return ids
 
 
 def _named_first(ranked: list[tuple[Chunk, float]], named: set[str]) -> list[tuple[Chunk, float]]:
