@@ -69,7 +69,10 @@ logger = logging.getLogger(__name__)
 #    text; `class SPDLOG_API logger {...}` is the class `logger` with its methods, not a
 #    function (`_parsed_bytes`). The re-chunk also corrects the lines of chunks left behind
 #    by code added above them (`Store.refresh_kept`, same release).
-CHUNKER_VERSION = "8"
+# 9: JavaScript/TypeScript private methods are definitions (`#calculateDelay() {}` was left
+#    in its class's skeleton: its name read as a comment), and calls of private members
+#    resolve (`this.#calculateDelay()`).
+CHUNKER_VERSION = "9"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

@@ -193,6 +193,12 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
 def _clean_name(raw: str) -> str:
     if raw.isidentifier():
         return raw
+    if raw.startswith("#") and raw[1:].isidentifier():
+        # A JavaScript private member (`#calculateDelay() {}`) goes by its name without the
+        # marker, as calls of it do (`references.call_name`): `where is calculateDelay` and
+        # `this.#calculateDelay()` both find it. (The comment pattern below erased the whole
+        # name, and every private method was left out of the index: ky's retry logic.)
+        return raw[1:]
     name = raw.strip()
     if len(name) >= 2 and name[0] in "'\"`" and name[-1] == name[0]:
         name = name[1:-1]  # `{'content-type': function () {}}`

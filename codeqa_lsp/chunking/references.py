@@ -83,7 +83,11 @@ def combined_query(gram: Grammar) -> Query | None:
 
 
 def call_name(text: str) -> str:
-    """`self.a.b` → `self.a.b`; `foo( x )` → `foo`; `a().b` → `*.b`; nothing usable → ``."""
+    """`self.a.b` → `self.a.b`; `foo( x )` → `foo`; `a().b` → `*.b`; nothing usable → ``.
+    JavaScript private members lose their `#` (`this.#delay` → `this.delay`), as their
+    definitions do."""
+    if "#" in text:
+        text = text.replace("#", "")
     parts = text.split(".")
     if text.isascii() and all(part.isidentifier() for part in parts):
         # Most calls (`foo`, `self.save`): `_IDENT_CHAIN`'s answer without the regexes.

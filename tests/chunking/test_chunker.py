@@ -434,3 +434,26 @@ def test_ruby_predicate_and_bang_methods_keep_their_suffix() -> None:
     )
     symbols = [c.symbol for c in chunk_source("helpers_test.rb", text)]
     assert symbols == ["HelpersTest", "HelperOne", "HelperOne.one", "HelpersTest.Inner"]
+
+
+def test_javascript_private_methods_are_definitions_and_their_calls_resolve() -> None:
+    # ky's retry logic lives in `#calculateDelay` and `#calculateRetryDelay`: the `#` made the
+    # name read as a comment, so every private method stayed inside its class's skeleton.
+    text = (
+        "export class Ky {\n"
+        "  #retryCount = 0;\n"
+        "  #calculateDelay(): number {\n    return this.#retryCount * 2;\n  }\n"
+        "  async #calculateRetryDelay(error: unknown) {\n"
+        "    return this.#calculateDelay();\n  }\n"
+        "  #onRetry = () => this.#calculateRetryDelay(null);\n"
+        "}\n"
+    )
+    for path in ("ky.ts", "ky.js"):
+        source = text if path.endswith(".ts") else re.sub(r": (unknown|number)", "", text)
+        chunks = chunk_source(path, source)
+        assert_well_formed(chunks, source)
+        by_symbol = {c.symbol: c for c in chunks}
+        assert {"Ky.calculateDelay", "Ky.calculateRetryDelay"} <= set(by_symbol), path
+        assert by_symbol["Ky.calculateDelay"].kind == "method"
+        assert "this.calculateDelay" in by_symbol["Ky.calculateRetryDelay"].refs
+    assert "Ky.onRetry" in {c.symbol for c in chunk_source("ky.ts", text)}
