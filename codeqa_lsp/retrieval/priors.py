@@ -135,6 +135,19 @@ _DECLARATION_WORDS = frozenset(
         "typing",
         "annotation",
         "annotations",
+        # What a type declares: its fields or options ("what options does ky accept?",
+        # "what does a beforeRetry hook receive?"): there the declaration is the answer.
+        "field",
+        "fields",
+        "property",
+        "properties",
+        "option",
+        "options",
+        "shape",
+        "receive",
+        "receives",
+        "accept",
+        "accepts",
     }
 )
 

@@ -457,3 +457,14 @@ def test_javascript_private_methods_are_definitions_and_their_calls_resolve() ->
         assert by_symbol["Ky.calculateDelay"].kind == "method"
         assert "this.calculateDelay" in by_symbol["Ky.calculateRetryDelay"].refs
     assert "Ky.onRetry" in {c.symbol for c in chunk_source("ky.ts", text)}
+
+
+def test_a_typescript_object_type_is_a_declaration_like_an_interface() -> None:
+    text = (
+        "export type RetryOptions = {\n  /** How many times. */\n  limit?: number;\n};\n"
+        "export interface Hooks {\n  beforeRequest: Function[];\n}\n"
+        "export type Input = string | URL;\n"
+        "export type Maybe<T> = T | undefined;\n"
+    )
+    declared = {c.symbol: c.declaration for c in chunk_source("types.ts", text)}
+    assert declared == {"RetryOptions": True, "Hooks": True, "Input": False, "Maybe": False}

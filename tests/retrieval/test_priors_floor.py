@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from codeqa_lsp.chunking.model import Chunk
@@ -83,6 +85,13 @@ def test_samples_rank_like_tests_below_the_library_unless_asked_for() -> None:
     priors = QueryPriors("how are handlers registered in the dependency injection container")
     assert priors.factor(sample) == priors.factor(test) < priors.factor(library) == 1.0
     assert QueryPriors("is there an example of registering handlers").factor(sample) == 1.0
+
+
+def test_a_question_about_options_or_fields_keeps_declarations_level() -> None:
+    declared = replace(_chunk("source/types/retry.ts", symbol="RetryOptions"), declaration=True)
+    assert QueryPriors("how does ky retry a failed request").factor(declared) == 0.5
+    for question in ("what options does ky accept?", "what does a beforeRetry hook receive?"):
+        assert QueryPriors(question).factor(declared) == 1.0
 
 
 def test_floor_override_and_defaults() -> None:
