@@ -160,10 +160,43 @@ def test_the_callers_of_a_named_method_follow_its_definition(tmp_path: Path) -> 
         assert scores == sorted(scores, reverse=True)
 
 
-def test_a_plain_lowercase_name_is_the_subject_of_a_question_about_uses(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("question", "head", "competitor"),
+    [
+        # A plain lowercase name is the subject; the docstring that says "normalize" twice
+        # (BM25's second without the question about uses) is not a use.
+        (
+            "who calls normalize?",
+            ["pkg/text.py:normalize", "pkg/text.py:header_items"],
+            "pkg/text.py:normalise_spelling",
+        ),
+        # `DigestAuth.rebuild_auth` shares the name: its own caller is not a use of
+        # `RedirectMixin.rebuild_auth`. By name alone the two cannot be told apart, so only
+        # uses in the named definition's file or naming its class are kept.
+        (
+            "who calls RedirectMixin.rebuild_auth?",
+            [
+                "pkg/sessions.py:RedirectMixin.rebuild_auth",
+                "pkg/sessions.py:RedirectMixin.resolve_redirects",
+            ],
+            "pkg/digest.py:DigestAuth.handle_401",
+        ),
+        # Go has no reference query: the calls are read from the code. validateGroups' doc
+        # comment names checkGroups three times (BM25's second otherwise).
+        (
+            "where is checkGroups called",
+            ["cmd/command.go:Command.checkGroups", "cmd/command.go:Command.ExecuteC"],
+            "cmd/command.go:Command.validateGroups",
+        ),
+    ],
+)
+def test_the_uses_of_the_named_definition_follow_it(
+    tmp_path: Path, question: str, head: list[str], competitor: str
+) -> None:
     with hash_searcher(tmp_path, FILES) as searcher:
-        ranked = _ranked(searcher, "who calls normalize?")
-        assert ranked[:2] == ["pkg/text.py:normalize", "pkg/text.py:header_items"]
+        ranked = _ranked(searcher, question)
+        assert ranked[: len(head)] == head
+        assert competitor in ranked[len(head) :]  # a real competitor, ranked below the uses
 
 
 def test_a_follow_up_asks_for_the_uses_of_its_subject_not_of_every_cited_symbol(
@@ -178,30 +211,3 @@ def test_a_follow_up_asks_for_the_uses_of_its_subject_not_of_every_cited_symbol(
             "pkg/sessions.py:RedirectMixin.resolve_redirects",
             "pkg/digest.py:DigestAuth.handle_401",
         }
-
-
-def test_a_qualified_name_with_namesakes_keeps_the_uses_of_its_own_class(
-    tmp_path: Path,
-) -> None:
-    # `DigestAuth.rebuild_auth` shares the name: its own caller (`handle_401`) is not a use of
-    # `RedirectMixin.rebuild_auth`; by name alone the two cannot be told apart, so only uses
-    # in the named definition's file or naming its class are kept.
-    with hash_searcher(tmp_path, FILES) as searcher:
-        ranked = _ranked(searcher, "who calls RedirectMixin.rebuild_auth?")
-        assert ranked[:2] == [
-            "pkg/sessions.py:RedirectMixin.rebuild_auth",
-            "pkg/sessions.py:RedirectMixin.resolve_redirects",
-        ]
-        assert "pkg/digest.py:DigestAuth.handle_401" not in ranked[:3]
-
-
-def test_callers_in_a_language_without_a_reference_query(tmp_path: Path) -> None:
-    with hash_searcher(tmp_path, FILES) as searcher:
-        ranked = _ranked(searcher, "where is checkGroups called")
-        assert ranked[:2] == [
-            "cmd/command.go:Command.checkGroups",
-            "cmd/command.go:Command.ExecuteC",
-        ]
-        # Its doc comment names checkGroups three times (BM25 puts it second without the
-        # question about uses); a comment is not a use.
-        assert "cmd/command.go:Command.validateGroups" not in ranked[:2]
