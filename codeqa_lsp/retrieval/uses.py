@@ -66,10 +66,11 @@ def with_subject(info: QueryInfo) -> QueryInfo:
     """`info` with the name a question about uses asks about among its identifiers (first),
     when the identifier finder did not take it (a plain lowercase word)."""
     match = _SUBJECT.search(info.text)
-    word = next((g for g in match.groups() if g), None) if match else None
-    if not word or len(word) < 3 or word.lower() in STOPWORDS or word in info.identifiers:
+    found = next((g for g in match.groups() if g), None) if match else None
+    word = (found or "").rstrip(".")
+    if len(word) < 3 or word.lower() in STOPWORDS or word in info.identifiers:
         return info
-    return replace(info, identifiers=(word.rstrip("."), *info.identifiers))
+    return replace(info, identifiers=(word, *info.identifiers))
 
 
 def uses_of(
@@ -109,9 +110,11 @@ def uses_of(
         # The class, or the module a call qualifies a function with (`locale.getpreferred
         # encoding(...)`).
         words = {owner.rsplit(".", 1)[-1] for owner in owners} | {_module(p) for p in paths}
-        classes = [re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])") for word in words if word]
+        qualifiers = [re.compile(rf"(?<![\w$]){re.escape(w)}(?![\w$])") for w in words if w]
         listed = [
-            (c, p) for c, p in listed if c.path in paths or any(k.search(c.text) for k in classes)
+            (chunk, pattern)
+            for chunk, pattern in listed
+            if chunk.path in paths or any(q.search(chunk.text) for q in qualifiers)
         ]
     # Library code first, then tests and examples; module-level code (imports) last. Stable:
     # BM25 order within each. Only as many are parsed (comments and strings blanked) as are
@@ -144,8 +147,8 @@ def uses_first(
 ) -> list[tuple[Chunk, float]]:
     """`ranked` with the named definitions first, then up to `MAX_USES` chunks that use them
     (library code before tests; those already ranked in their order, then the others by the
-    name's BM25), then the rest.
-    Scores stay in descending order (folders' results are merged by score).
+    name's BM25), then the rest. Scores stay in descending order (folders' results are merged
+    by score).
 
     The subject is the first of the query's `identifiers` that names a definition: a
     follow-up ("and where is it called from?") is searched with the previous question and
