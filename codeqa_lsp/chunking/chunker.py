@@ -71,7 +71,7 @@ logger = logging.getLogger(__name__)
 #    by code added above them (`Store.refresh_kept`, same release).
 # 9: JavaScript/TypeScript private methods are definitions (`#calculateDelay() {}` was left
 #    in its class's skeleton: its name read as a comment), and calls of private members
-#    resolve (`this.#calculateDelay()`); a TypeScript object type (`type RetryOptions =
+#    resolve (`this.#calculateDelay()`); a TypeScript type alias (`type RetryOptions =
 #    {...}`) is a declaration, as an interface is (`declarations.py`).
 CHUNKER_VERSION = "9"
 

@@ -459,7 +459,7 @@ def test_javascript_private_methods_are_definitions_and_their_calls_resolve() ->
     assert "Ky.onRetry" in {c.symbol for c in chunk_source("ky.ts", text)}
 
 
-def test_a_typescript_object_type_is_a_declaration_like_an_interface() -> None:
+def test_typescript_type_aliases_are_declarations_like_interfaces() -> None:
     text = (
         "export type RetryOptions = {\n  /** How many times. */\n  limit?: number;\n};\n"
         "export interface Hooks {\n  beforeRequest: Function[];\n}\n"
@@ -467,4 +467,7 @@ def test_a_typescript_object_type_is_a_declaration_like_an_interface() -> None:
         "export type Maybe<T> = T | undefined;\n"
     )
     declared = {c.symbol: c.declaration for c in chunk_source("types.ts", text)}
-    assert declared == {"RetryOptions": True, "Hooks": True, "Input": False, "Maybe": False}
+    assert declared == {"RetryOptions": True, "Hooks": True, "Input": True, "Maybe": True}
+    # A class and a function stay implementations.
+    code = "export class Ky {\n  run() { return 1; }\n}\nexport function ky() { return 1; }\n"
+    assert not any(c.declaration for c in chunk_source("ky.ts", code))
