@@ -137,13 +137,14 @@ _DECLARATION_WORDS = frozenset(
         "annotations",
         # What a type declares: its fields or options ("what options does ky accept?",
         # "what does a beforeRetry hook receive?"): there the declaration is the answer.
+        # Not "shape": a domain noun ("how is the area of a shape computed" wants the
+        # implementation, tests/retrieval/test_declarations.py).
         "field",
         "fields",
         "property",
         "properties",
         "option",
         "options",
-        "shape",
         "receive",
         "receives",
         "accept",
