@@ -234,7 +234,7 @@ class CodeBase:
         from codeqa_lsp.retrieval.uses import uses_of
 
         with self._leases.held():
-            return uses_of([definition], lambda terms, n: self.indexer.bm25_terms(terms, n), limit)
+            return uses_of([definition], self.indexer.bm25_terms, limit)
 
     def file_hash(self, path: str | Path) -> str | None:
         """sha256 of the file's bytes when it was last indexed; None when it is not indexed."""

@@ -92,7 +92,7 @@ def _signature_lines(lines: Sequence[str], signature: str) -> set[int]:
             if seen == wanted:
                 break
             piece = " ".join(lines[offset].split())
-            joined = f"{seen} {piece}" if seen and piece else seen + piece
+            joined = f"{seen} {piece}" if piece else seen
             glued = seen + piece  # `def f(` + `x)`: the signature has no space after `(`
             if wanted.startswith(joined):
                 seen = joined

@@ -42,8 +42,8 @@ ASK_SYSTEM_PROMPT = (
 EXPLAIN_SYSTEM_PROMPT = (
     "You explain one definition from a developer's codebase: excerpt [1]. Any further "
     "excerpts are definitions it calls and code that uses it, given as context. Cover, "
-    "briefly: what it does; its "
-    "inputs and outputs; side effects (I/O, state, exceptions); notable edge cases.\n\n" + _RULES
+    "briefly: what it does; its inputs and outputs; side effects (I/O, state, exceptions); "
+    "notable edge cases.\n\n" + _RULES
 )
 
 TRUNCATION_MARK = "… [truncated to fit the context budget]"

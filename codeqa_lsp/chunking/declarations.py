@@ -45,7 +45,7 @@ _SIGNATURE_TYPES = frozenset(
 # beforeRequest run?" (`runBeforeRequestHooks` from outside the top 5 to 2nd; 4th with object
 # types alone, the first version), while a question that asks for options, fields or what a
 # hook receives still gets the types (`priors._DECLARATION_WORDS`).
-_INTERFACE_TYPES = frozenset({"interface_declaration", "interface_type"})
+_INTERFACE_TYPES = frozenset({"interface_declaration", "interface_type", "type_alias_declaration"})
 # Body statements that do nothing: the body of an abstract method or a protocol member.
 _EMPTY_STATEMENTS = frozenset({"pass_statement", "comment"})
 
@@ -81,8 +81,6 @@ def is_declaration(path: str, language: str, definition: Definition, data: bytes
 def _is_interface(node: Node) -> bool:
     """An interface declaration, a TypeScript type alias, or a Go `type X interface {...}`."""
     if node.type in _INTERFACE_TYPES:
-        return True
-    if node.type == "type_alias_declaration":
         return True
     kind = node.child_by_field_name("type") if node.type == "type_spec" else None
     return kind is not None and kind.type in _INTERFACE_TYPES

@@ -173,9 +173,8 @@ class WorkspaceFilter:
         return reason
 
     def _own_dir_reason(self, rel: str, name: str) -> str | None:
-        if (name in DEFAULT_EXCLUDED_DIRS and not self._source_package(rel, name)) or name.endswith(
-            ".egg-info"
-        ):
+        excluded = name in DEFAULT_EXCLUDED_DIRS and not self._source_package(rel, name)
+        if excluded or name.endswith(".egg-info"):
             return self._log(rel, "default-excluded", f"directory {name}")
         if os.path.isfile(self.root / rel / "pyvenv.cfg"):  # never raises, unlike Path.is_file
             return self._log(rel, "default-excluded", "virtualenv (pyvenv.cfg)")

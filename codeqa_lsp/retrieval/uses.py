@@ -29,11 +29,15 @@ from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 from codeqa_lsp.retrieval.priors import chunk_kind
 from codeqa_lsp.retrieval.query import QueryInfo, symbol_matches
 
+# The words of a question about uses, shared by the two patterns below.
+_VERBS = r"calls?|invokes?|uses?|references?"
+_OF = r"callers? of|usages of|uses of|call[- ]sites? (?:of|for)|references to"
+_PASSIVE = r"called|invoked|used|referenced"
 _ASKS_FOR_USES = re.compile(
-    r"\b(?:who|what|which)\b(?:\s+[\w`.()]+){0,3}?\s+(?:calls?|invokes?|uses?|references?)\b"
+    rf"\b(?:who|what|which)\b(?:\s+[\w`.()]+){{0,3}}?\s+(?:{_VERBS})\b"
     # Not "usage" (a CLI's usage line) nor a lone "caller" ("how can a caller remove ...").
-    r"|\b(?:callers|usages|callers? of|call[- ]sites? (?:of|for)|references to|uses of)\b"
-    r"|\bwhere\b[^?.;]{0,80}?\b(?:called|invoked|used|referenced)\b",
+    rf"|\b(?:callers|usages|{_OF})\b"
+    rf"|\bwhere\b[^?.;]{{0,80}}?\b(?:{_PASSIVE})\b",
     re.IGNORECASE,
 )
 # Uses placed after the named definitions; the rest keep their ranks below them.
@@ -49,10 +53,9 @@ BM25Lookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]
 # (`who calls getpreferredencoding`, `where is linenoise used`): the word after the verb,
 # or between "where is" and "called".
 _SUBJECT = re.compile(
-    r"\b(?:calls?|invokes?|uses?|references?|callers? of|usages of|uses of|call[- ]sites? "
-    r"(?:of|for)|references to)\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*)"
+    rf"\b(?:{_VERBS}|{_OF})\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*)"
     r"|\bwhere\s+(?:is|are|does|do)\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*)`?(?:\(\))?"
-    r"\s+(?:\w+\s+){0,2}?(?:called|invoked|used|referenced)\b",
+    rf"\s+(?:\w+\s+){{0,2}}?(?:{_PASSIVE})\b",
     re.IGNORECASE,
 )
 
