@@ -42,9 +42,10 @@ META_PRIOR = 0.5
 # implementation first when both match (a declaration alone still ranks where it matched).
 DECLARATION_PRIOR = 0.5
 
+# `index.test-d.ts`: a type test (tsd's convention, commander.js and sindresorhus's packages).
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/"
-    r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|\.(test|spec)\.[^/.]+$|(^|/)conftest\.py$"
+    r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|\.(test|spec)(-d)?\.[^/.]+$|(^|/)conftest\.py$"
 )
 _CHANGELOG = re.compile(
     r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$", re.IGNORECASE
@@ -135,10 +136,17 @@ _DECLARATION_WORDS = frozenset(
         "typing",
         "annotation",
         "annotations",
-        # What a type declares: its fields or options ("what options does ky accept?",
-        # "what does a beforeRetry hook receive?"): there the declaration is the answer.
-        # Not "shape": a domain noun ("how is the area of a shape computed" wants the
-        # implementation, tests/retrieval/test_declarations.py).
+    }
+)
+# What a type declares: its fields or options ("what options does ky accept?", "what does a
+# beforeRetry hook receive?"): there a type declaration (interface, type alias) is the
+# answer, so types stay level. Stubs of functions and methods do not: "how does commander
+# handle unknown options" put five `.d.ts` method stubs above `lib/command.js`'s
+# `unknownOption` while these words turned every declaration level (2026-11-26, a user's
+# pass over commander.js). Not "shape": a domain noun ("how is the area of a shape
+# computed" wants the implementation, tests/retrieval/test_declarations.py).
+_SHAPE_WORDS = frozenset(
+    {
         "field",
         "fields",
         "property",
@@ -192,7 +200,7 @@ class QueryPriors:
             # A pasted issue or traceback is not *asking for* tests or docs even when it says
             # "test" ten times (every pytest issue does); the fix is in the library code.
             self.factors = dict(LONG_QUERY_FACTORS)
-            self.asks_for_declarations = False
+            self.asks_for_declarations = self.asks_for_types = False
             self.declaration = DECLARATION_PRIOR
             return
         words = set(tokenize(query))
@@ -205,8 +213,11 @@ class QueryPriors:
             "example": 1.0 if words & _EXAMPLE_WORDS else EXAMPLE_PRIOR,
         }
         self.asks_for_declarations = bool(words & _DECLARATION_WORDS)
+        self.asks_for_types = self.asks_for_declarations or bool(words & _SHAPE_WORDS)
         self.declaration = 1.0 if self.asks_for_declarations else DECLARATION_PRIOR
 
     def factor(self, chunk: Chunk) -> float:
         base = self.factors[chunk_kind(chunk)]
-        return base * self.declaration if chunk.declaration else base
+        if not chunk.declaration or (self.asks_for_types and chunk.kind == "class"):
+            return base
+        return base * self.declaration

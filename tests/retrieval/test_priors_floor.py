@@ -88,10 +88,23 @@ def test_samples_rank_like_tests_below_the_library_unless_asked_for() -> None:
 
 
 def test_a_question_about_options_or_fields_keeps_declarations_level() -> None:
-    declared = replace(_chunk("source/types/retry.ts", symbol="RetryOptions"), declaration=True)
+    declared = replace(
+        _chunk("source/types/retry.ts", symbol="RetryOptions"), kind="class", declaration=True
+    )
     assert QueryPriors("how does ky retry a failed request").factor(declared) == 0.5
+    stub = replace(
+        _chunk("typings/index.d.ts", symbol="Command.parseOptions"), kind="method", declaration=True
+    )
     for question in ("what options does ky accept?", "what does a beforeRetry hook receive?"):
         assert QueryPriors(question).factor(declared) == 1.0
+        # A method's stub is not what a type declares: the implementation still comes first.
+        assert QueryPriors(question).factor(stub) == 0.5
+    assert QueryPriors("which overload or stub declares parseOptions").factor(stub) == 1.0
+
+
+def test_type_tests_are_tests() -> None:
+    assert path_kind("typings/index.test-d.ts") == "test"
+    assert path_kind("source/test-data.ts") == "source"
 
 
 def test_floor_override_and_defaults() -> None:
