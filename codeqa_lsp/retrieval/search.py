@@ -62,7 +62,12 @@ from codeqa_lsp.retrieval.rerank import (
     normalized_files,
     rerank,
 )
-from codeqa_lsp.retrieval.uses import asks_for_uses, uses_first, with_subject
+from codeqa_lsp.retrieval.uses import (
+    asks_for_uses,
+    overrides_used_first,
+    uses_first,
+    with_subject,
+)
 
 if TYPE_CHECKING:
     from codeqa_lsp.index.indexer import Indexer
@@ -162,9 +167,13 @@ class HybridSearcher:
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
                 ranked = _named_first(ranked, exact_ids)
-            if exact_ids and uses:
+            if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
-                ranked = uses_first(ranked, exact_ids, lookup, info.identifiers)
+                if exact_ids:
+                    ranked = uses_first(ranked, exact_ids, lookup, info.identifiers)
+                else:  # an overridden method: more definitions than the fast path takes
+                    found = partial(self._definitions, filters=filters)
+                    ranked = overrides_used_first(ranked, info.identifiers, found, lookup)
             ranked = distinct_places(ranked, exact_ids, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])

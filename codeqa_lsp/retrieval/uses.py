@@ -42,9 +42,19 @@ _ASKS_FOR_USES = re.compile(
 )
 # Uses placed after the named definitions; the rest keep their ranks below them.
 MAX_USES = 10
+# A name defined more often than this is too common to tell its uses by name (`get`, `run`);
+# up to it, a name the fast path leaves (more than `search.MAX_NAMED_DEFINITIONS`) is an
+# overridden method, and every call of the name is a call of one of its definitions.
+MAX_OVERRIDES = 25
 # Chunks read for the name's term: a name used in more places than this is listed by its
 # best-matching uses only.
 USE_CANDIDATES = 200
+# Read when those are all taken and the uses are still short of the limit: the term is shared
+# with words the name is not (`_deserialize` is the term `deserialize`, stemmed as
+# "deserialization" is: marshmallow's 200 best were tests named for deserialization, and
+# `Schema._do_load`, a caller, was not among them). Costs ~10 ms more for a common term
+# (75,823 stdlib chunks: 200 in 2 ms, 1,000 in 10 ms).
+DEEP_USE_CANDIDATES = 1000
 
 BM25Lookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]
 
@@ -96,8 +106,10 @@ def uses_of(
         pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
         terms = tokenize(name)[:1]  # the whole identifier's token comes first
         candidates = lookup(terms, USE_CANDIDATES) if terms else []
+        if len(candidates) == USE_CANDIDATES and len(mentions) < limit:
+            candidates = lookup(terms, DEEP_USE_CANDIDATES)
         for chunk, _ in candidates:
-            if chunk.id in skip or chunk.id in mentions:
+            if chunk.id in skip or chunk.id in mentions or not _is_code(chunk):
                 continue
             if chunk.name in names and chunk.kind != "module":
                 # The definition itself (any part), or a namesake: not a use.
@@ -125,13 +137,36 @@ def uses_of(
     listed.sort(key=lambda item: (item[0].kind == "module", chunk_kind(item[0]) != "source"))
     uses: list[Chunk] = []
     for chunk, pattern in listed:
-        if pattern.search(code_only(chunk.text, chunk.language)):
+        if _used_in(code_only(chunk.text, chunk.language), pattern):
             uses.append(chunk)
             if len(uses) >= limit:
                 break
     # A use inside a nested function is listed there, not again as its enclosing one's.
     inner = {(c.path, c.symbol.rsplit(".", 1)[0]) for c in uses if "." in c.symbol}
     return [c for c in uses if (c.path, c.symbol) not in inner]
+
+
+# What precedes a name that a line defines rather than uses: `def f`, `fn f`, `func f`,
+# `func (r *T) f`, `function f`, `sub f`.
+_DEFINES = re.compile(r"\b(?:def|fn|func|function|sub)\s+(?:\([^()]*\)\s*)?$")
+
+
+def _used_in(code: str, pattern: re.Pattern[str]) -> bool:
+    """Does `code` use the name (`pattern`) other than by defining it? A test that overrides
+    the method in a subclass of its own defines it (marshmallow: two tests that define
+    `_deserialize` on a custom field were listed as its callers)."""
+    for match in pattern.finditer(code):
+        line_start = code.rfind("\n", 0, match.start()) + 1
+        if not _DEFINES.search(code, line_start, match.start()):
+            return True
+    return False
+
+
+def _is_code(chunk: Chunk) -> bool:
+    """Code can use a name; a guide's example or a changelog entry that quotes it does not
+    (marshmallow: "who calls _deserialize" listed docs/custom_fields.rst and three changelog
+    sections after its two callers)."""
+    return chunk.kind != "section" and chunk_kind(chunk) not in ("doc", "changelog", "meta")
 
 
 def _module(path: str) -> str:
@@ -163,17 +198,54 @@ def uses_first(
         if subject:
             named = subject
             break
-    if not named:
-        return ranked
+    uses = _ranked_uses(ranked, named, lookup) if named else []
+    return _led_by(ranked, named + uses) if uses else ranked
+
+
+def overrides_used_first(
+    ranked: list[tuple[Chunk, float]],
+    identifiers: Sequence[str],
+    definitions: Callable[[str], Sequence[Chunk]],
+    lookup: BM25Lookup,
+) -> list[tuple[Chunk, float]]:
+    """`ranked` led by the code that uses a name defined too often for the fast path (more
+    than its handful, at most `MAX_OVERRIDES`): an overridden method, whose callers call it
+    on whichever subclass (marshmallow: "who calls _deserialize" gave five of its fifteen
+    overrides and no caller; `Field.deserialize` and `Schema._do_load` call it). The
+    definitions do not lead: listing fifteen of them would bury the callers asked for.
+    `definitions(name)`: the indexed definitions of that name."""
+    for identifier in identifiers:
+        found = [
+            chunk
+            for chunk in definitions(identifier.rsplit(".", 1)[-1])
+            if chunk.part == 0 and symbol_matches(chunk.symbol, identifier)
+        ]
+        if found:
+            if len(found) > MAX_OVERRIDES:
+                return ranked  # `get`, `run`: by name alone a use could be anything's
+            return _led_by(ranked, _ranked_uses(ranked, found, lookup))
+    return ranked
+
+
+def _ranked_uses(
+    ranked: list[tuple[Chunk, float]], named: Sequence[Chunk], lookup: BM25Lookup
+) -> list[Chunk]:
+    """Up to `MAX_USES` uses of `named`: library code before tests, module code last, those
+    already ranked in their order, then the others by the name's BM25."""
     found = uses_of(named, lookup, 3 * MAX_USES, skip={c.id for c in named})
-    if not found:
-        return ranked
     position = {chunk.id: i for i, (chunk, _) in enumerate(ranked)}
     uses = sorted(
         found,
         key=lambda c: (c.kind == "module", chunk_kind(c) != "source", position.get(c.id, 1 << 30)),
     )
-    head = named + uses[:MAX_USES]
+    return uses[:MAX_USES]
+
+
+def _led_by(ranked: list[tuple[Chunk, float]], head: list[Chunk]) -> list[tuple[Chunk, float]]:
+    """`ranked` with `head` first, in its order. Scores stay in descending order (folders'
+    results are merged by score)."""
+    if not head or not ranked:
+        return ranked
     head_ids = {chunk.id for chunk in head}
     top = max(score for _, score in ranked)
     floor = top - len(head) * 1e-6

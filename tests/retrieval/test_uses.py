@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codeqa_lsp.retrieval.query import analyze
-from codeqa_lsp.retrieval.uses import asks_for_uses, with_subject
+from codeqa_lsp.retrieval.uses import asks_for_uses, uses_of, with_subject
 from tests.retrieval.searchers import hash_searcher
 
 FILES = {
@@ -211,3 +211,82 @@ def test_a_follow_up_asks_for_the_uses_of_its_subject_not_of_every_cited_symbol(
             "pkg/sessions.py:RedirectMixin.resolve_redirects",
             "pkg/digest.py:DigestAuth.handle_401",
         }
+
+
+def _overridden_method_files(tests: int) -> dict[str, str]:
+    """A marshmallow-shaped tree: `_deserialize` overridden by eight field classes (more
+    than the fast path names), called by `Field.deserialize` and `Schema.load`; a test that
+    overrides it in a custom field; a guide quoting it; `tests` test functions whose names
+    share its stemmed term (`deserialization`), each denser in it than the callers."""
+    fields = "\n".join(
+        f"class {kind}(Field):\n"
+        f"    def _deserialize(self, value):\n"
+        f"        return {kind.lower()}_from(value)\n"
+        for kind in ("String", "Integer", "Float", "Boolean", "Date", "Time", "Url", "Email")
+    )
+    deserialization_tests = "\n".join(
+        f"def test_deserialization_{n}():\n"
+        f'    """Deserialization {n}: deserialized deserialization."""\n'
+        f"    assert deserialization_case({n}) is not None\n"
+        for n in range(tests)
+    )
+    return {
+        "pkg/fields.py": f'''
+class Field:
+    def _deserialize(self, value):
+        raise NotImplementedError
+
+    def deserialize(self, value):
+        """Validate the input, then convert it; a missing value skips the conversion and
+        returns the default declared on the field, which the schema reports as loaded."""
+        if value is None:
+            return self.default
+        self._validate_missing(value)
+        return self._deserialize(value)
+
+
+{fields}''',
+        "pkg/schema.py": '''
+class Schema:
+    def load(self, data):
+        """Every declared field reads its key from the input mapping; errors are collected
+        per key and raised together once every field has been read."""
+        result, errors = {}, {}
+        for name, field in self.fields.items():
+            try:
+                result[name] = field._deserialize(data[name])
+            except KeyError as error:
+                errors[name] = str(error)
+        if errors:
+            raise ValidationError(errors)
+        return result
+''',
+        "tests/test_custom.py": """
+def test_custom_field():
+    class Upper(Field):
+        def _deserialize(self, value):
+            return value.upper()
+
+    assert Upper().deserialize("a") == "A"
+""",
+        "docs/custom_fields.md": (
+            "# Custom fields\n\nOverride `_deserialize` to convert input:\n\n"
+            "```python\ndef _deserialize(self, value):\n    return value\n```\n"
+        ),
+        "tests/test_cases.py": deserialization_tests,
+    }
+
+
+def test_the_callers_of_an_overridden_method_lead(tmp_path: Path) -> None:
+    # 240 tests outrank the callers on the shared term: the callers lie past the first 200
+    # candidates the name's term returns (`DEEP_USE_CANDIDATES`).
+    with hash_searcher(tmp_path, _overridden_method_files(tests=240)) as searcher:
+        ranked = _ranked(searcher, "who calls _deserialize?")
+        assert set(ranked[:2]) == {"pkg/fields.py:Field.deserialize", "pkg/schema.py:Schema.load"}
+        # Overriding the method in a test is not calling it; a guide quoting it is not code.
+        named = [c for c in searcher.indexer.definitions("_deserialize") if c.part == 0]
+        assert len(named) == 10  # the base, eight fields, the test's own field
+        found = uses_of(named, searcher.indexer.bm25_terms, skip={c.id for c in named})
+        assert {c.symbol for c in found} == {"Field.deserialize", "Schema.load"}
+        plain = _ranked(searcher, "what does _deserialize do?")
+        assert "pkg/schema.py:Schema.load" not in plain[:2]
