@@ -50,7 +50,13 @@ def register(subparsers: Any) -> None:
         metavar="FILE.jsonl",
         help='batch mode: one {"question": ...} per line',
     )
-    p.add_argument("--top-k", type=_positive_int, default=None)
+    p.add_argument(
+        "-k",
+        "--top-k",
+        type=_positive_int,
+        default=None,
+        help="how many results (default: the topK setting)",
+    )
     p.add_argument(
         "--lang", action="append", default=[], metavar="L", help="language filter (repeatable)"
     )

@@ -162,8 +162,10 @@ def test_without_root_the_project_around_the_current_directory_is_used(
     report = _json_lines(capsys.readouterr().out)[0]
     assert report["status"]["root"] == str(root.resolve()) and report["files_changed"] == 6
     assert main(["search", "compute_total_2_3", *common, "--json", "--top-k", "1"]) == 0
-    top = _json_lines(capsys.readouterr().out)[0]["results"][0]
-    assert top["path"] == "pkg/mod2.py"
+    results = _json_lines(capsys.readouterr().out)[0]["results"]
+    assert len(results) == 1 and results[0]["path"] == "pkg/mod2.py"
+    assert main(["search", "compute_total_2_3", *common, "--json", "-k", "2"]) == 0
+    assert len(_json_lines(capsys.readouterr().out)[0]["results"]) == 2
     assert main(["stats", *common, "--json"]) == 0
     assert _json_lines(capsys.readouterr().out)[0]["root"] == str(root.resolve())
     # Without a marker anywhere above, the current directory is the root.
