@@ -85,8 +85,14 @@ _META_FILE = re.compile(
 _TEST_WORDS = frozenset(
     {"test", "tests", "tested", "testing", "spec", "specs", "fixture", "fixtures"}
 )
-_HISTORY_WORDS = frozenset(
-    {"changelog", "history", "changed", "release", "released", "version", "versions"}
+_HISTORY_WORDS = frozenset({"changelog", "history", "changed", "release", "released"})
+# "version" alone is as often a feature as a release ("how is the version option
+# implemented": commander.js's changelog took 3 of the top 6); a question about releases
+# says which one ("in version 3", "v2.1", "which version added ...", "since version").
+_ASKS_FOR_A_VERSION = re.compile(
+    r"\b(?:which|what|in|since|before|after|until|from)\s+versions?\b"
+    r"|\bversions?\s+v?\d|\bv\d+(?:\.\d+)+\b",
+    re.IGNORECASE,
 )
 _DOC_WORDS = frozenset(
     {"doc", "docs", "documentation", "documented", "readme", "guide", "tutorial"}
@@ -204,10 +210,11 @@ class QueryPriors:
             self.declaration = DECLARATION_PRIOR
             return
         words = set(tokenize(query))
+        history = bool(words & _HISTORY_WORDS or _ASKS_FOR_A_VERSION.search(query))
         self.factors = {
             "source": 1.0,
             "test": 1.0 if words & _TEST_WORDS else TEST_PRIOR,
-            "changelog": 1.0 if words & _HISTORY_WORDS else CHANGELOG_PRIOR,
+            "changelog": 1.0 if history else CHANGELOG_PRIOR,
             "meta": 1.0 if words & _META_WORDS else META_PRIOR,
             "doc": 1.0 if words & _DOC_WORDS else DOC_PRIOR,
             "example": 1.0 if words & _EXAMPLE_WORDS else EXAMPLE_PRIOR,

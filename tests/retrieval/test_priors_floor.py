@@ -124,3 +124,22 @@ def test_verdicts() -> None:
     assert "0.10 is below the floor 0.40" in weak.reason and "0 of 3" in weak.reason
     nothing = judge("chocolate cake recipe", None, None, 0.4)
     assert not nothing.confident and "no embeddings yet" in nothing.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "asks_for_history"),
+    [
+        ("how is the version option implemented", False),
+        ("how does it check the python version", False),
+        ("what changed in version 3", True),
+        ("which version added retries", True),
+        ("is the header still sent since v2.1.0", True),
+        ("what versions are supported", True),
+        ("where is the changelog", True),
+    ],
+)
+def test_the_changelog_is_asked_for_by_a_release_not_by_the_word_version(
+    question: str, asks_for_history: bool
+) -> None:
+    entry = _chunk("CHANGELOG.md", symbol="Changelog > 3.0.0")
+    assert (QueryPriors(question).factor(entry) == 1.0) is asks_for_history
