@@ -2,9 +2,10 @@
 dotted module paths.
 
 A pasted traceback says outright which files and functions were involved
-(`File "lib/sympy/core/expr.py", line 12, in evalf`); an issue mentions `requests/sessions.py`
-or `sphinx.ext.autodoc`. Such a mention is stronger evidence than any number of prose words,
-so it is resolved against the indexed paths and handed to the reranker as a feature.
+(`File "lib/sympy/core/expr.py", line 12, in evalf`; seven languages' formats, `frames.py`);
+an issue mentions `requests/sessions.py` or `sphinx.ext.autodoc`. Such a mention is stronger
+evidence than any number of prose words, so it is resolved against the indexed paths and
+handed to the reranker as a feature.
 
 Resolution is by path suffix: a frame from `/usr/lib/python3.9/site-packages/sympy/core/expr.py`
 matches the indexed `sympy/core/expr.py`. A bare file name (`utils.py`) defined in many places
@@ -24,10 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-# `File "x/y.py", line 12, in f` (Python tracebacks; the `in f` part is optional).
-_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.$]+))?')
-# `at f (x/y.js:12:3)` / `at x/y.js:12:3` (JavaScript stacks).
-_JS_FRAME = re.compile(r"\bat (?:([\w$.<>]+) )?\(?([^\s()]+?\.[cm]?[jt]sx?):(\d+)(?::\d+)?\)?")
+from codeqa_lsp.retrieval.frames import Frame, find_frames
+
 _SOURCE_EXT = (
     r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|lua|sh)"
 )
@@ -37,13 +36,6 @@ _DOTTED = re.compile(r"(?<![\w.])([a-z_][a-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){1
 
 # A mention that fits more files than this is too vague to be evidence (`__init__.py`).
 MAX_FILES_PER_MENTION = 3
-
-
-@dataclass(frozen=True)
-class Frame:
-    path: str
-    line: int
-    function: str  # "" when the frame names none
 
 
 @dataclass
@@ -57,11 +49,7 @@ class Mentions:
 
 
 def find_mentions(query: str) -> Mentions:
-    found = Mentions()
-    for match in _FRAME.finditer(query):
-        found.frames.append(Frame(match.group(1), int(match.group(2)), match.group(3) or ""))
-    for match in _JS_FRAME.finditer(query):
-        found.frames.append(Frame(match.group(2), int(match.group(3)), match.group(1) or ""))
+    found = Mentions(frames=find_frames(query))
     framed = {f.path for f in found.frames}
     for match in _FILE_NAME.finditer(query):
         name = match.group(1)
