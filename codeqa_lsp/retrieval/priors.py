@@ -57,7 +57,11 @@ _CHANGELOG = re.compile(
 # sharkdp/fd (not an evaluation set): `src/exec/mod.rs`'s inline tests took ranks 2 and 4 for
 # "how is the --exec command template filled with placeholders?".
 _TEST_SCOPE = re.compile(r"(?:^|\.)(?:tests?|\w+_tests?|tests?_\w+)\.")
-_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|samples?|benchmarks?|bench)/")
+_EXAMPLE_PATH = re.compile(r"(^|/)(_?examples?|demos?|samples?|benchmarks?|bench)/")
+# A JVM source root: the folders under it are a package's name, not a layout. Spring
+# Initializr and Android Studio put a new project's whole source under `com/example/demo/`
+# (`src/main/java/com/example/demo/...`), where "example" and "demo" are placeholders.
+_JVM_SOURCE_ROOT = re.compile(r"(^|/)(java|kotlin|scala|groovy)/")
 _DOC_EXT = re.compile(r"\.(md|rst|txt|adoc)$", re.IGNORECASE)
 
 # Files that are not code and do not describe behaviour: legal text, CI and packaging
@@ -183,7 +187,8 @@ def path_kind(path: str) -> str:
         return "meta"
     if _TEST_PATH.search(path):
         return "test"
-    if _EXAMPLE_PATH.search(path):
+    root = _JVM_SOURCE_ROOT.search(path)
+    if _EXAMPLE_PATH.search(path[: root.end()] if root else path):
         return "example"
     if _DOC_EXT.search(path):
         return "doc"

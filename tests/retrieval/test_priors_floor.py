@@ -37,7 +37,14 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("CHANGES.rst", "changelog"),
         ("docs/api.rst", "doc"),
         ("examples/basic/app.py", "example"),
+        ("_examples/limits/main.go", "example"),  # Go's tools skip `_` folders
         ("src/testing_utils_helper.py", "source"),
+        ("source/test-data.ts", "source"),
+        # A JVM package's folders are its name: Spring Initializr's `com.example.demo`.
+        ("src/main/java/com/example/demo/DemoApplication.java", "source"),
+        ("src/test/java/com/example/demo/DemoApplicationTests.java", "test"),
+        ("examples/java/com/acme/Main.java", "example"),
+        ("typings/index.test-d.ts", "test"),
     ],
 )
 def test_path_kinds(path: str, kind: str) -> None:
@@ -100,11 +107,6 @@ def test_a_question_about_options_or_fields_keeps_declarations_level() -> None:
         # A method's stub is not what a type declares: the implementation still comes first.
         assert QueryPriors(question).factor(stub) == 0.5
     assert QueryPriors("which overload or stub declares parseOptions").factor(stub) == 1.0
-
-
-def test_type_tests_are_tests() -> None:
-    assert path_kind("typings/index.test-d.ts") == "test"
-    assert path_kind("source/test-data.ts") == "source"
 
 
 def test_floor_override_and_defaults() -> None:
