@@ -25,6 +25,7 @@ from codeqa_lsp.retrieval.issue_text import strip_boilerplate, title_terms
 _BACKTICKED = re.compile(r"`([A-Za-z_$][\w$.]*)(?:\(\))?`")
 _CANDIDATE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?")
 _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]")
+_SCOPE = re.compile(r"(?<=[\w$])(?:::|->|#)(?=[A-Za-z_$])")
 
 # A navigational query is the identifier plus at most this many other meaningful words
 # ("where is parse_args defined" → 0 others once stopwords go). Longer questions mention
@@ -58,17 +59,25 @@ def looks_like_identifier(word: str) -> bool:
     return bool(_INNER_CAPITAL.search(core))
 
 
+def with_dots(text: str) -> str:
+    """`text` with other languages' scope separators as dots: `DirEntry::from_path` (Rust,
+    C++), `Rack::Utils` (Ruby), `Command#parse` (Ruby and JS docs), `$app->run` (PHP) name
+    the symbols the index spells `DirEntry.from_path`, `Rack.Utils`, `Command.parse`."""
+    return _SCOPE.sub(".", text)
+
+
 def analyze(query: str) -> QueryInfo:
     identifiers: dict[str, None] = {}
-    for match in _BACKTICKED.finditer(query):
+    dotted = with_dots(query)
+    for match in _BACKTICKED.finditer(dotted):
         identifiers.setdefault(match.group(1), None)
-    for match in _CANDIDATE.finditer(query):
+    for match in _CANDIDATE.finditer(dotted):
         word = match.group().rstrip(".")
         if looks_like_identifier(word):
             identifiers.setdefault(word.removesuffix("()"), None)
     ident_tokens = {t for ident in identifiers for t in tokenize(ident)}
     other = dict.fromkeys(
-        t for t in tokenize(query) if t not in STOPWORDS and t not in ident_tokens
+        t for t in tokenize(dotted) if t not in STOPWORDS and t not in ident_tokens
     )
     return QueryInfo(text=query, identifiers=tuple(identifiers), other_terms=tuple(other))
 

@@ -27,7 +27,7 @@ from codeqa_lsp.chunking.code_text import code_only
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 from codeqa_lsp.retrieval.priors import chunk_kind
-from codeqa_lsp.retrieval.query import QueryInfo, symbol_matches
+from codeqa_lsp.retrieval.query import QueryInfo, symbol_matches, with_dots
 
 # The words of a question about uses, shared by the two patterns below.
 _VERBS = r"calls?|invokes?|uses?|references?"
@@ -78,7 +78,7 @@ def asks_for_uses(question: str) -> bool:
 def with_subject(info: QueryInfo) -> QueryInfo:
     """`info` with the name a question about uses asks about among its identifiers (first),
     when the identifier finder did not take it (a plain lowercase word)."""
-    match = _SUBJECT.search(info.text)
+    match = _SUBJECT.search(with_dots(info.text))
     found = next((g for g in match.groups() if g), None) if match else None
     word = (found or "").rstrip(".")
     if len(word) < 3 or word.lower() in STOPWORDS or word in info.identifiers:

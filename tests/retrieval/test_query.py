@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codeqa_lsp.retrieval.query import analyze, looks_like_identifier, symbol_matches
+from codeqa_lsp.retrieval.uses import with_subject
 
 
 @pytest.mark.parametrize(
@@ -38,3 +39,20 @@ def test_symbol_matching_rules() -> None:
     assert symbol_matches("Route.prototype.dispatch", "Route.dispatch")
     assert not symbol_matches("Session.send", "Adapter.send")
     assert not symbol_matches("Session.sender", "send")
+
+
+@pytest.mark.parametrize(
+    ("query", "identifiers"),
+    [
+        ("where is DirEntry::from_path used", ("DirEntry.from_path",)),  # Rust, C++
+        ("who calls Rack::Utils.parse_query", ("Rack.Utils.parse_query",)),  # Ruby
+        ("how does Command#parse work", ("Command.parse",)),  # Ruby and JS docs
+        ("what does $app->run do", ("$app.run",)),  # PHP
+        ("is issue #123 about C# code", ()),  # not a separator between two names
+    ],
+)
+def test_other_languages_scope_separators_name_dotted_symbols(
+    query: str, identifiers: tuple[str, ...]
+) -> None:
+    info = with_subject(analyze(query))
+    assert info.identifiers == identifiers

@@ -290,3 +290,39 @@ def test_the_callers_of_an_overridden_method_lead(tmp_path: Path) -> None:
         assert {c.symbol for c in found} == {"Field.deserialize", "Schema.load"}
         plain = _ranked(searcher, "what does _deserialize do?")
         assert "pkg/schema.py:Schema.load" not in plain[:2]
+
+
+WALK_RS = """
+impl DirEntry {
+    pub fn from_path(depth: usize, path: PathBuf) -> Result<DirEntry> {
+        let md = fs::metadata(&path).map_err(|err| Error::from_path(depth, path.clone(), err))?;
+        Ok(DirEntry { path, depth, md })
+    }
+}
+
+impl Error {
+    pub fn from_path(depth: usize, path: PathBuf, err: io::Error) -> Error {
+        Error { depth, inner: ErrorInner::Io { path: Some(path), err } }
+    }
+}
+
+impl IntoIter {
+    fn follow(&self, dent: DirEntry) -> Result<DirEntry> {
+        let followed = DirEntry::from_path(self.depth, dent.path().to_path_buf())?;
+        Ok(followed)
+    }
+
+    fn open_error(&self, dent: &DirEntry, err: io::Error) -> Error {
+        Error::from_path(self.depth, dent.path().to_path_buf(), err)
+    }
+}
+"""
+
+
+def test_a_rust_path_names_the_method_not_its_type(tmp_path: Path) -> None:
+    # `DirEntry::from_path`: the subject is the method, not `DirEntry`; the caller of the
+    # namesake `Error::from_path` is not a use of it.
+    with hash_searcher(tmp_path, {"src/walk.rs": WALK_RS}) as searcher:
+        ranked = _ranked(searcher, "where is DirEntry::from_path used")
+        assert ranked[:2] == ["src/walk.rs:DirEntry.from_path", "src/walk.rs:IntoIter.follow"]
+        assert "src/walk.rs:IntoIter.open_error" in ranked[2:]
