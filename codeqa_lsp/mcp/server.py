@@ -145,7 +145,7 @@ def build_server(service: CodeService) -> MCPServer:
             str | None,
             Field(
                 description="instead of path+line: a definition's "
-                "name, e.g. 'parse_args' or 'Config.load'"
+                "name, e.g. 'parse_args', 'Config.load' or 'Config::load'"
             ),
         ] = None,
     ) -> Annotated[CallToolResult, ExplainResult]:

@@ -48,6 +48,7 @@ from codeqa_lsp.mcp.results import (
     snippet,
     trim,
 )
+from codeqa_lsp.retrieval.query import with_dots
 
 log = logging.getLogger(__name__)
 
@@ -293,9 +294,11 @@ class CodeService:
         )
 
     def _locate_symbol(self, symbol: str) -> tuple[str, int, list[str]]:
-        """The definition an agent names (`parse_args`, `Config.load`): exact matches first."""
+        """The definition an agent names (`parse_args`, `Config.load`, `DirEntry::from_path`):
+        exact matches first."""
         if not symbol:
             raise ToolInputError("symbol is empty")
+        symbol = with_dots(symbol)
         found = [
             c
             for c in self.workspace.definitions(symbol.rsplit(".", 1)[-1])

@@ -100,6 +100,8 @@ async def test_every_tool_answers_with_exact_locations(project: Path) -> None:
         asked = await call(client, "ask", question="how do we retry a failed upload?")
         by_line = await call(client, "explain", path="src/uploads.py", line=RETRY[0] + 3)
         by_symbol = await call(client, "explain", symbol="UploadQueue.push")
+        # As an agent writes it in Rust, C++, Ruby or PHP.
+        by_scoped = await call(client, "explain", symbol="UploadQueue::push")
         outline = await call(client, "outline", path="src/uploads.py")
         status = await call(client, "status")
         neither = await refused(client, "explain")
@@ -113,6 +115,7 @@ async def test_every_tool_answers_with_exact_locations(project: Path) -> None:
     push = lines_of(UPLOADS, "    def push", "self.items.append")
     assert by_symbol["target"]["symbol"] == "UploadQueue.push"
     assert (by_symbol["target"]["start_line"], by_symbol["target"]["end_line"]) == push
+    assert by_scoped["target"] == by_symbol["target"]
     assert outline["source"] == "index" and outline["language"] == "python"
     defs = [
         (d["symbol"], d["kind"], d["start_line"], d["end_line"]) for d in outline["definitions"]
