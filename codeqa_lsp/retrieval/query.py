@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate, title_terms
 
@@ -80,6 +81,12 @@ def analyze(query: str) -> QueryInfo:
         t for t in tokenize(dotted) if t not in STOPWORDS and t not in ident_tokens
     )
     return QueryInfo(text=query, identifiers=tuple(identifiers), other_terms=tuple(other))
+
+
+def named_first(ranked: list[tuple[Chunk, float]], named: set[str]) -> list[tuple[Chunk, float]]:
+    """A navigation query's named definitions (ids) stay first after reranking."""
+    head = [item for item in ranked if item[0].id in named]
+    return head + [item for item in ranked if item[0].id not in named]
 
 
 def symbol_matches(symbol: str, identifier: str) -> bool:

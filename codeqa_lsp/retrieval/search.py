@@ -36,6 +36,7 @@ from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms
 from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
+from codeqa_lsp.retrieval.constants import assigned
 from codeqa_lsp.retrieval.duplicates import distinct_places
 from codeqa_lsp.retrieval.enclosing import enclosing_first
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
@@ -52,6 +53,7 @@ from codeqa_lsp.retrieval.query import (
     QueryInfo,
     analyze,
     best_named_per_file,
+    named_first,
     salient_terms,
     symbol_matches,
 )
@@ -166,7 +168,7 @@ class HybridSearcher:
                 ranked = members_of_strong_owners(ranked)
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
-                ranked = _named_first(ranked, exact_ids)
+                ranked = named_first(ranked, exact_ids)
             if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 if exact_ids:
@@ -447,6 +449,9 @@ class HybridSearcher:
                 for c in self.indexer.definitions(name)
                 if symbol_matches(c.symbol, ident) and chunk_passes(c, filters) and c.part == 0
             ]
+            if not matches and "." not in ident:  # a constant: `#define X`, `X = ...`
+                lookup = partial(self.indexer.bm25_terms, filters=filters)
+                matches = assigned(ident, lookup, MAX_NAMED_DEFINITIONS)
             if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
                 for chunk in matches:
                     found.setdefault(chunk.id, chunk)
@@ -460,12 +465,6 @@ class HybridSearcher:
 
 
 MAX_NAMED_DEFINITIONS = 5
-
-
-def _named_first(ranked: list[tuple[Chunk, float]], named: set[str]) -> list[tuple[Chunk, float]]:
-    """A navigation query's named definitions stay first after reranking."""
-    head = [item for item in ranked if item[0].id in named]
-    return head + [item for item in ranked if item[0].id not in named]
 
 
 def _passing(

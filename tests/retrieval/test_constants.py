@@ -1,0 +1,104 @@
+"""Names defined by assignment (`constants.py`) through the real pipeline (SQLite FTS5,
+hnswlib, the `hash` embedder): a navigation to a constant lands on the code that defines it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.retrieval.searchers import hash_searcher
+
+# Each name is mentioned by other code more often than it is defined, so without the
+# assignment the search ranks its users first.
+FILES = {
+    "cjson.h": """
+#ifndef CJSON_NESTING_LIMIT
+#define CJSON_NESTING_LIMIT 1000
+#endif
+
+typedef struct cJSON { struct cJSON *next; int type; } cJSON;
+""",
+    "cjson.c": """
+static int parse_array(parse_buffer *input_buffer) {
+    /* deeper than CJSON_NESTING_LIMIT: refuse, CJSON_NESTING_LIMIT guards the stack */
+    if (input_buffer->depth >= CJSON_NESTING_LIMIT) { return 0; }
+    return parse_items(input_buffer, CJSON_NESTING_LIMIT);
+}
+""",
+    "pkg/settings.py": '''
+"""Settings read once at start."""
+import os
+
+DEFAULT_TIMEOUT: float = 30.0
+RETRIES = int(os.environ.get("RETRIES", "3"))
+''',
+    "pkg/client.py": '''
+from pkg.settings import DEFAULT_TIMEOUT
+
+
+def fetch(url, timeout=DEFAULT_TIMEOUT):
+    """Fetch a URL; DEFAULT_TIMEOUT applies unless the caller passes a timeout. To change it,
+
+    DEFAULT_TIMEOUT = 5
+
+    goes in settings.py, not here (a docstring's example is no definition)."""
+    return get(url, timeout=timeout or DEFAULT_TIMEOUT)
+''',
+    "source/constants.ts": """
+export const requestMethods = ['get', 'post', 'put', 'patch', 'head', 'delete'] as const;
+export const supportsAbortSignal = typeof globalThis.AbortSignal === 'function';
+""",
+    "source/ky.ts": """
+import {requestMethods} from './constants.js';
+
+export function validateMethod(method: string): boolean {
+  // requestMethods lists what requestMethods allows
+  return requestMethods.includes(method.toLowerCase() as (typeof requestMethods)[number]);
+}
+""",
+    "lib/constants.rb": """
+module Rack
+  RACK_REQUEST_QUERY_HASH             = 'rack.request.query_hash'
+  RACK_REQUEST_QUERY_STRING           = 'rack.request.query_string'
+end
+""",
+    "lib/request.rb": """
+module Rack
+  class Request
+    def GET
+      get_header(RACK_REQUEST_QUERY_HASH) || set_header(RACK_REQUEST_QUERY_HASH, parse_query)
+    end
+  end
+end
+""",
+    "pkg/loops.py": "\n\n".join(
+        f"def step_{n}(items):\n    total = 0\n    for item in items:\n"
+        f"        total = total + item * {n}\n    return total\n"
+        for n in range(8)
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "path"),
+    [
+        ("where is CJSON_NESTING_LIMIT defined", "cjson.h"),
+        ("where is DEFAULT_TIMEOUT set", "pkg/settings.py"),
+        ("requestMethods", "source/constants.ts"),
+        ("where is RACK_REQUEST_QUERY_HASH defined", "lib/constants.rb"),
+    ],
+)
+def test_a_navigation_to_a_constant_finds_its_assignment(
+    tmp_path: Path, question: str, path: str
+) -> None:
+    with hash_searcher(tmp_path, FILES) as searcher:
+        response = searcher.search(question, top_k=3)
+        assert [hit.chunk.path for hit in response.hits if hit.exact_symbol] == [path]
+        assert response.hits[0].chunk.path == path
+
+
+def test_a_name_assigned_in_many_places_is_no_definition(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, FILES) as searcher:
+        response = searcher.search("where is `total` defined", top_k=3)
+        assert not any(hit.exact_symbol for hit in response.hits)
