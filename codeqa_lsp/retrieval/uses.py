@@ -87,7 +87,11 @@ def with_subject(info: QueryInfo) -> QueryInfo:
 
 
 def uses_of(
-    named: Sequence[Chunk], lookup: BM25Lookup, limit: int = MAX_USES, skip: Set[str] = frozenset()
+    named: Sequence[Chunk],
+    lookup: BM25Lookup,
+    limit: int = MAX_USES,
+    skip: Set[str] = frozenset(),
+    name: str | None = None,
 ) -> list[Chunk]:
     """Up to `limit` chunks whose code uses the name of a definition in `named`, in the
     name's BM25 order, module chunks (imports, script code) last. `skip`: ids not to list
@@ -96,8 +100,9 @@ def uses_of(
     A name that other definitions share (`generate` of another class) is ambiguous by
     name alone: then only uses in a named definition's file, or in code that also names
     its class or module, are kept (fd: `CommandTemplate.generate` was said to be used by
-    `main.rs`'s `clap_complete::generate(...)` call)."""
-    names = {chunk.name for chunk in named}
+    `main.rs`'s `clap_complete::generate(...)` call). `name`: the name when `named` define it
+    by assignment (a module chunk holding `#define LIMIT 1000`, `constants.py`)."""
+    names = {name} if name else {chunk.name for chunk in named}
     keys = {(chunk.path, chunk.symbol) for chunk in named}
     owners = {chunk.symbol.rsplit(".", 1)[0] for chunk in named if "." in chunk.symbol}
     mentions: dict[str, tuple[Chunk, re.Pattern[str]]] = {}  # the name as a word, anywhere
@@ -193,12 +198,15 @@ def uses_first(
     the symbols its answer cited, and the uses asked for are those of the question's subject,
     not of every class the answer also cited."""
     named = [chunk for chunk, _ in ranked if chunk.id in named_ids]
+    name = None
     for identifier in identifiers:
         subject = [chunk for chunk in named if symbol_matches(chunk.symbol, identifier)]
         if subject:
             named = subject
             break
-    uses = _ranked_uses(ranked, named, lookup) if named else []
+    else:  # no symbol is the name: the named chunks assign it (a constant)
+        name = identifiers[0].rsplit(".", 1)[-1] if identifiers else None
+    uses = _ranked_uses(ranked, named, lookup, name) if named else []
     return _led_by(ranked, named + uses) if uses else ranked
 
 
@@ -228,11 +236,15 @@ def overrides_used_first(
 
 
 def _ranked_uses(
-    ranked: list[tuple[Chunk, float]], named: Sequence[Chunk], lookup: BM25Lookup
+    ranked: list[tuple[Chunk, float]],
+    named: Sequence[Chunk],
+    lookup: BM25Lookup,
+    name: str | None = None,
 ) -> list[Chunk]:
-    """Up to `MAX_USES` uses of `named`: library code before tests, module code last, those
-    already ranked in their order, then the others by the name's BM25."""
-    found = uses_of(named, lookup, 3 * MAX_USES, skip={c.id for c in named})
+    """Up to `MAX_USES` uses of `named` (of `name`, when given): library code before tests,
+    module code last, those already ranked in their order, then the others by the name's
+    BM25."""
+    found = uses_of(named, lookup, 3 * MAX_USES, skip={c.id for c in named}, name=name)
     position = {chunk.id: i for i, (chunk, _) in enumerate(ranked)}
     uses = sorted(
         found,

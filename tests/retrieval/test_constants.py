@@ -19,12 +19,17 @@ FILES = {
 
 typedef struct cJSON { struct cJSON *next; int type; } cJSON;
 """,
+    # The one use is a long function that names the constant once.
     "cjson.c": """
 static int parse_array(parse_buffer *input_buffer) {
-    /* deeper than CJSON_NESTING_LIMIT: refuse, CJSON_NESTING_LIMIT guards the stack */
     if (input_buffer->depth >= CJSON_NESTING_LIMIT) { return 0; }
-    return parse_items(input_buffer, CJSON_NESTING_LIMIT);
-}
+"""
+    + "".join(f"    item{n} = read_item(input_buffer, item{n - 1}, {n});\n" for n in range(1, 40))
+    + "    return 1;\n}\n",
+    # Says "cJSON nesting limit" more often than any use, and is none.
+    "cjson_doc.c": """
+/* The cJSON nesting limit: how deep cJSON nesting goes. Nesting limit, cJSON nesting limit. */
+int nesting_limit_default(void) { return cjson_nesting_limit_default; }
 """,
     "pkg/settings.py": '''
 """Settings read once at start."""
@@ -102,3 +107,17 @@ def test_a_name_assigned_in_many_places_is_no_definition(tmp_path: Path) -> None
     with hash_searcher(tmp_path, FILES) as searcher:
         response = searcher.search("where is `total` defined", top_k=3)
         assert not any(hit.exact_symbol for hit in response.hits)
+
+
+def test_the_uses_of_a_constant_follow_its_definition(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, FILES) as searcher:
+        ranked = [
+            f"{hit.chunk.path}:{hit.chunk.symbol}"
+            for hit in searcher.search("where is CJSON_NESTING_LIMIT used", top_k=3).hits
+        ]
+        assert ranked[:2] == ["cjson.h:<module>", "cjson.c:parse_array"]
+        ranked = [
+            f"{hit.chunk.path}:{hit.chunk.symbol}"
+            for hit in searcher.search("who uses RACK_REQUEST_QUERY_HASH", top_k=3).hits
+        ]
+        assert ranked[:2] == ["lib/constants.rb:Rack", "lib/request.rb:Rack.Request.GET"]
