@@ -36,6 +36,7 @@ from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms
 from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
+from codeqa_lsp.retrieval.compounds import compounds_lifted
 from codeqa_lsp.retrieval.constants import assigned
 from codeqa_lsp.retrieval.duplicates import distinct_places
 from codeqa_lsp.retrieval.enclosing import enclosing_first
@@ -324,6 +325,7 @@ class HybridSearcher:
         fused = structure.adjust(self.indexer, info, fused, chunks)
         # An error the question says is raised is asked about where it is raised, not where
         # its class is defined (`literals.py`).
+        fused = compounds_lifted(fused, info, chunks)  # `registerTypeAdapterFactory`
         found = self._named_definitions(info, filters)
         named = [c for c in found if c.symbol.rsplit(".", 1)[-1] not in literals.raised]
         if not named:
