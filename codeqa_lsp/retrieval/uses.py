@@ -109,6 +109,7 @@ def uses_of(
     ambiguous = False
     for name in sorted(names):
         pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        through = re.compile(rf"(?:\.|->|::)\s*{re.escape(name)}\s*\(")
         terms = tokenize(name)[:1]  # the whole identifier's token comes first
         candidates = lookup(terms, USE_CANDIDATES) if terms else []
         if len(candidates) == USE_CANDIDATES and len(mentions) < limit:
@@ -117,9 +118,13 @@ def uses_of(
             if chunk.id in skip or chunk.id in mentions or not _is_code(chunk):
                 continue
             if chunk.name in names and chunk.kind != "module":
-                # The definition itself (any part), or a namesake: not a use.
-                ambiguous = ambiguous or (chunk.path, chunk.symbol) not in keys
-                continue
+                # The definition itself (any part), or a namesake: not a use, unless the
+                # namesake calls the name on another object (a proxy's `map` calling
+                # `$this->routeCollector->map(...)`, Slim; an override's `super().f()`).
+                namesake = (chunk.path, chunk.symbol) not in keys
+                ambiguous = ambiguous or namesake
+                if not (namesake and through.search(chunk.text)):
+                    continue
             if chunk.symbol in owners and chunk.kind == "class":
                 continue  # the class skeleton listing the method's signature
             if pattern.search(chunk.text):
@@ -128,9 +133,12 @@ def uses_of(
     if ambiguous:
         paths = {path for path, _ in keys}
         # The class, or the module a call qualifies a function with (`locale.getpreferred
-        # encoding(...)`).
+        # encoding(...)`); in any case, as an instance is named after its class
+        # (`$this->routeCollector->map(...)`, `session.send(...)`).
         words = {owner.rsplit(".", 1)[-1] for owner in owners} | {_module(p) for p in paths}
-        qualifiers = [re.compile(rf"(?<![\w$]){re.escape(w)}(?![\w$])") for w in words if w]
+        qualifiers = [
+            re.compile(rf"(?<![\w$]){re.escape(w)}(?![\w$])", re.IGNORECASE) for w in words if w
+        ]
         listed = [
             (chunk, pattern)
             for chunk, pattern in listed

@@ -326,3 +326,45 @@ def test_a_rust_path_names_the_method_not_its_type(tmp_path: Path) -> None:
         ranked = _ranked(searcher, "where is DirEntry::from_path used")
         assert ranked[:2] == ["src/walk.rs:DirEntry.from_path", "src/walk.rs:IntoIter.follow"]
         assert "src/walk.rs:IntoIter.open_error" in ranked[2:]
+
+
+PROXY_PHP = {
+    "Slim/Routing/RouteCollector.php": """<?php
+class RouteCollector
+{
+    public function map(array $methods, string $pattern, $handler): RouteInterface
+    {
+        $route = $this->createRoute($methods, $pattern, $handler);
+        $this->routes[$route->getIdentifier()] = $route;
+        return $route;
+    }
+}
+""",
+    "Slim/Routing/RouteCollectorProxy.php": """<?php
+class RouteCollectorProxy
+{
+    public function get(string $pattern, $callable): RouteInterface
+    {
+        return $this->map(['GET'], $pattern, $callable);
+    }
+
+    public function map(array $methods, string $pattern, $callable): RouteInterface
+    {
+        $pattern = $this->groupPattern . $pattern;
+        return $this->routeCollector->map($methods, $pattern, $callable);
+    }
+}
+""",
+}
+
+
+def test_a_namesake_that_calls_the_name_on_another_object_is_a_use(tmp_path: Path) -> None:
+    # The proxy's `map` forwards to the collector's through `$this->routeCollector` (an
+    # instance named after its class); the proxy's `get` calls the proxy's own `map`.
+    with hash_searcher(tmp_path, PROXY_PHP) as searcher:
+        ranked = _ranked(searcher, "who calls RouteCollector::map")
+        assert ranked[:2] == [
+            "Slim/Routing/RouteCollector.php:RouteCollector.map",
+            "Slim/Routing/RouteCollectorProxy.php:RouteCollectorProxy.map",
+        ]
+        assert "Slim/Routing/RouteCollectorProxy.php:RouteCollectorProxy.get" in ranked[2:]
