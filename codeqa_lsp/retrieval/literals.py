@@ -51,6 +51,15 @@ _QUOTED = re.compile(
 _ERROR_LINE = re.compile(
     r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning)\s*:\s*(\S[^\n]{8,300})$", re.MULTILINE
 )
+# A CLI's or runtime's own error line, `error: unknown option '--fooo'` (commander, git,
+# cargo's `error[E0382]: ...`), `Error: No default engine was specified` (a JavaScript
+# `new Error(...)`), `fatal: ...`, `panic: ...`: the prefix is part of what the code writes
+# (`error: unknown option '${flag}'`), so it stays in the message. Runtime values in it
+# (`--fooo`) are not in the code; the prefix keeps the run long enough to count.
+_PREFIXED_LINE = re.compile(
+    r"^\s*((?:error|fatal|panic|warning)(?:\[\w+\])?\s*:\s*\S[^\n]{8,300})$",
+    re.MULTILINE | re.IGNORECASE,
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _RAISE_INTENT = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b", re.IGNORECASE)
 
@@ -80,7 +89,8 @@ def find_literals(query: str, identifiers: Iterable[str]) -> Literals:
     """The quoted or pasted error messages and the raised identifiers of a query."""
     messages: list[tuple[tuple[str, ...], ...]] = []
     quoted_texts = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(query)]
-    for quoted in [*quoted_texts, *_ERROR_LINE.findall(query)]:
+    pasted = [*_ERROR_LINE.findall(query), *_PREFIXED_LINE.findall(query)]
+    for quoted in [*quoted_texts, *pasted]:
         pieces = [tuple(words(piece)) for piece in re.split(r"\.\.\.|…", quoted)]
         fragments = tuple(piece for piece in pieces if piece)
         is_message = len(quoted.split()) > 1 and sum(map(len, fragments)) >= MIN_MESSAGE_WORDS

@@ -79,6 +79,18 @@ def test_a_pasted_error_line_is_a_message() -> None:
     assert literals.messages == ((words,),)
 
 
+def test_a_tools_own_error_line_keeps_its_prefix() -> None:
+    # commander writes `error: unknown option '${flag}'`: the runtime value is not in the
+    # code, the prefix is.
+    literals = find_literals("error: unknown option '--fooo'", [])
+    assert literals.messages == ((("error", "unknown", "option", "fooo"),),)
+    code = "const message = `error: unknown option '${flag}'${suggestion}`;"
+    assert literal_score(code, literals) == 0.75
+    cargo = find_literals("error[E0382]: borrow of moved value: `walker`", [])
+    assert cargo.messages[0][0][:4] == ("error", "e0382", "borrow", "of")
+    assert not find_literals("the error: handling of retries is odd", []).messages
+
+
 def test_raised_names_are_those_next_to_a_raise_verb() -> None:
     near = find_literals("Where is UnitConversionError raised?", ["UnitConversionError"])
     assert near.raised == ("UnitConversionError",)
