@@ -7,11 +7,16 @@ doc comment (`// retrieve it by calling cmd.Context()`) or in a message is not a
 
 from __future__ import annotations
 
+import re
+
 from codeqa_lsp.chunking.languages import parser_for
+
+_BLANK = re.compile(rb"[^\n]")
 
 
 def code_only(text: str, language: str) -> str:
-    """`text` with its comments and string literals blanked (same length). Parsed with the
+    """`text` with its comments and string literals blanked (same length in bytes, line
+    breaks kept, so a line number read off the result is the text's). Parsed with the
     language's grammar; the text as is when there is none."""
     parser = parser_for(language)
     if parser is None:
@@ -22,7 +27,9 @@ def code_only(text: str, language: str) -> str:
         node = stack.pop()
         kind = node.type
         if "comment" in kind or "string" in kind or kind == "char_literal":
-            data[node.start_byte : node.end_byte] = b" " * (node.end_byte - node.start_byte)
+            data[node.start_byte : node.end_byte] = _BLANK.sub(
+                b" ", bytes(data[node.start_byte : node.end_byte])
+            )
         else:
             stack.extend(node.children)
     return data.decode("utf-8", "replace")

@@ -273,6 +273,7 @@ def _hit_json(rank: int, hit: SearchHit) -> dict[str, Any]:
         "dense_rank": hit.dense_rank,
         "dense_score": hit.dense_score,
         "exact_symbol": hit.exact_symbol,
+        "use_lines": list(hit.use_lines),
         "id": c.id,
     }
 
@@ -305,8 +306,15 @@ def _print_response(response: SearchResponse, show_scores: bool) -> None:
         first = (c.signature or c.text).strip().splitlines()
         if first:
             print(f"      {first[0][:100]}")
+        if hit.use_lines:  # a question about uses: where this one uses the name
+            shown = ", ".join(str(n) for n in hit.use_lines[:MAX_USE_LINES])
+            more = ", …" if len(hit.use_lines) > MAX_USE_LINES else ""
+            print(f"      uses it at {c.path}:{shown}{more}")
     if response.coverage < 1.0:
         print(f"(embeddings cover {response.coverage:.0%} of the index so far)")
+
+
+MAX_USE_LINES = 5  # line numbers printed per result
 
 
 def _rank(rank: int | None) -> str:

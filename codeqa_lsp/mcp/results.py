@@ -33,6 +33,7 @@ MAX_TOP_K = 20
 DEFAULT_TOP_K = 8
 SNIPPET_LINES = 12  # a signature, a docstring's first lines and the start of the body
 SNIPPET_CHARS = 600
+SNIPPET_CONTEXT = 3  # lines shown before a use the snippet is about
 ANSWER_CHARS = 4000
 OUTLINE_MAX = 300
 SIGNATURE_CHARS = 160
@@ -53,11 +54,20 @@ def trim(text: str, limit: int) -> tuple[str, bool]:
     return text[:cut].rstrip() + "\n…", True
 
 
-def snippet(chunk: Chunk, redactor: Redactor) -> tuple[str, bool]:
+def snippet(chunk: Chunk, redactor: Redactor, focus: int | None = None) -> tuple[str, bool]:
+    """The chunk's first lines; with `focus` (a line of the file) past them, its first line
+    and the lines from `SNIPPET_CONTEXT` before `focus` instead: a caller's call, not its
+    opening."""
     lines = chunk.text.splitlines()
-    text = "\n".join(lines[:SNIPPET_LINES])
-    text, cut = trim(clean_text(text, redactor), SNIPPET_CHARS)
-    if len(lines) > SNIPPET_LINES and not cut:
+    at = focus - chunk.start_line if focus is not None else 0
+    if at < SNIPPET_LINES - 1:
+        shown, more = lines[:SNIPPET_LINES], len(lines) > SNIPPET_LINES
+    else:
+        start = at - SNIPPET_CONTEXT
+        body = lines[start : start + SNIPPET_LINES - 2]
+        shown, more = [lines[0], "…", *body], start + len(body) < len(lines)
+    text, cut = trim(clean_text("\n".join(shown), redactor), SNIPPET_CHARS)
+    if more and not cut:
         text, cut = text + "\n…", True
     return text, cut
 
@@ -88,8 +98,16 @@ class SearchHitOut(BaseModel):
     score: float = Field(
         description="fused relevance, higher is better (compare within one result)"
     )
-    snippet: str = Field(description=f"first {SNIPPET_LINES} lines, at most {SNIPPET_CHARS} chars")
+    snippet: str = Field(
+        description=f"first {SNIPPET_LINES} lines (or, for a use, the first line and the "
+        f"lines around it), at most {SNIPPET_CHARS} chars"
+    )
     snippet_truncated: bool
+    use_lines: list[int] = Field(
+        default_factory=list,
+        description="for a question about uses ('who calls X?'): the lines where this "
+        "result uses X",
+    )
 
 
 class SearchResult(BaseModel):

@@ -109,7 +109,7 @@ class CodeService:
             chunk = hit.chunk
             if is_secret(chunk.path, chunk.text):  # the index never holds them; belt and braces
                 continue
-            text, cut = snippet(chunk, self.redactor)
+            text, cut = snippet(chunk, self.redactor, hit.use_lines[0] if hit.use_lines else None)
             hits.append(
                 SearchHitOut(
                     path=chunk.path,
@@ -121,6 +121,7 @@ class CodeService:
                     score=round(hit.score, 4),
                     snippet=text,
                     snippet_truncated=cut,
+                    use_lines=list(hit.use_lines),
                 )
             )
         return SearchResult(

@@ -17,6 +17,8 @@ class SearchHit:
     dense_rank: int | None = None
     dense_score: float | None = None  # cosine similarity
     exact_symbol: bool = False  # promoted by the exact-symbol fast path
+    # A question about uses (`who calls f?`): the lines (1-based) where this hit uses `f`.
+    use_lines: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -65,12 +65,7 @@ from codeqa_lsp.retrieval.rerank import (
     normalized_files,
     rerank,
 )
-from codeqa_lsp.retrieval.uses import (
-    asks_for_uses,
-    overrides_used_first,
-    uses_first,
-    with_subject,
-)
+from codeqa_lsp.retrieval.uses import asks_for_uses, use_lines, uses_led, with_subject
 
 if TYPE_CHECKING:
     from codeqa_lsp.index.indexer import Indexer
@@ -158,6 +153,7 @@ class HybridSearcher:
         if uses:
             info = with_subject(info)  # `who calls getpreferredencoding` names a definition
         named_exists = False  # the query names a definition the index has (confidence)
+        used: dict[str, str] = {}  # uses that lead a question about uses → the name used
 
         if mode in _PIPELINE:
             # A pasted issue quotes code and output everywhere; literals are a question's
@@ -172,17 +168,14 @@ class HybridSearcher:
                 ranked = named_first(ranked, exact_ids)
             if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
-                if exact_ids:
-                    ranked = uses_first(ranked, exact_ids, lookup, info.identifiers)
-                else:  # an overridden method: more definitions than the fast path takes
-                    found = partial(self._definitions, filters=filters)
-                    ranked = overrides_used_first(ranked, info.identifiers, found, lookup)
+                found = partial(self._definitions, filters=filters)
+                ranked, used = uses_led(ranked, exact_ids, info.identifiers, lookup, found)
             ranked = distinct_places(ranked, exact_ids, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
 
-        hits = _hits(ranked[:top_k], arms, exact_ids)
+        hits = _hits(ranked[:top_k], arms, exact_ids, used)
         verdict = self._verdict(query, arms, mode, ranked, named_exists)
         if not hits:
             verdict = type(verdict)(False, verdict.reason or "no results")
@@ -476,7 +469,7 @@ def _passing(
 
 
 def _hits(
-    ranked: Sequence[tuple[Chunk, float]], arms: _Arms, exact_ids: set[str]
+    ranked: Sequence[tuple[Chunk, float]], arms: _Arms, exact_ids: set[str], used: dict[str, str]
 ) -> list[SearchHit]:
     bm25 = {c.id: (rank, s) for rank, (c, s) in enumerate(arms.bm25, 1)}
     dense = {c.id: (rank, s) for rank, (c, s) in enumerate(arms.dense or [], 1)}
@@ -493,6 +486,7 @@ def _hits(
                 dense_rank=d_rank,
                 dense_score=d_score,
                 exact_symbol=chunk.id in exact_ids,
+                use_lines=use_lines(chunk, used[chunk.id]) if chunk.id in used else (),
             )
         )
     return hits

@@ -57,6 +57,9 @@ USE_CANDIDATES = 200
 DEEP_USE_CANDIDATES = 1000
 
 BM25Lookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]
+Ranked = list[tuple[Chunk, float]]
+# Chunk id → the name it uses, for each use that leads a ranking (`use_lines` reads it).
+Used = dict[str, str]
 
 
 # The name a question about uses is about, even when it is not shaped like an identifier
@@ -108,7 +111,7 @@ def uses_of(
     mentions: dict[str, tuple[Chunk, re.Pattern[str]]] = {}  # the name as a word, anywhere
     ambiguous = False
     for name in sorted(names):
-        pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        pattern = _word(name)
         through = re.compile(rf"(?:\.|->|::)\s*{re.escape(name)}\s*\(")
         terms = tokenize(name)[:1]  # the whole identifier's token comes first
         candidates = lookup(terms, USE_CANDIDATES) if terms else []
@@ -150,7 +153,7 @@ def uses_of(
     listed.sort(key=lambda item: (item[0].kind == "module", chunk_kind(item[0]) != "source"))
     uses: list[Chunk] = []
     for chunk, pattern in listed:
-        if _used_in(code_only(chunk.text, chunk.language), pattern):
+        if _use_offsets(code_only(chunk.text, chunk.language), pattern):
             uses.append(chunk)
             if len(uses) >= limit:
                 break
@@ -164,15 +167,29 @@ def uses_of(
 _DEFINES = re.compile(r"\b(?:def|fn|func|function|sub)\s+(?:\([^()]*\)\s*)?$")
 
 
-def _used_in(code: str, pattern: re.Pattern[str]) -> bool:
-    """Does `code` use the name (`pattern`) other than by defining it? A test that overrides
-    the method in a subclass of its own defines it (marshmallow: two tests that define
-    `_deserialize` on a custom field were listed as its callers)."""
+def _use_offsets(code: str, pattern: re.Pattern[str]) -> list[int]:
+    """Where `code` uses the name (`pattern`) other than by defining it. A test that
+    overrides the method in a subclass of its own defines it (marshmallow: two tests that
+    define `_deserialize` on a custom field were listed as its callers)."""
+    found = []
     for match in pattern.finditer(code):
         line_start = code.rfind("\n", 0, match.start()) + 1
         if not _DEFINES.search(code, line_start, match.start()):
-            return True
-    return False
+            found.append(match.start())
+    return found
+
+
+def use_lines(chunk: Chunk, name: str) -> tuple[int, ...]:
+    """The lines (1-based, in the file) where `chunk`'s code uses `name`: where a caller
+    calls, so a click or an agent lands on the call, not on the caller's first line."""
+    code = code_only(chunk.text, chunk.language)
+    offsets = _use_offsets(code, _word(name))
+    lines = (chunk.start_line + code.count("\n", 0, offset) for offset in offsets)
+    return tuple(dict.fromkeys(lines))
+
+
+def _word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
 
 
 def _is_code(chunk: Chunk) -> bool:
@@ -190,16 +207,30 @@ def _module(path: str) -> str:
     return parts[-1] if parts else ""
 
 
+def uses_led(
+    ranked: Ranked,
+    named_ids: set[str],
+    identifiers: Sequence[str],
+    lookup: BM25Lookup,
+    definitions: Callable[[str], Sequence[Chunk]],
+) -> tuple[Ranked, Used]:
+    """The ranking of a question about uses: `uses_first` when the fast path named the
+    subject's definitions, else `overrides_used_first`."""
+    if named_ids:
+        return uses_first(ranked, named_ids, lookup, identifiers)
+    return overrides_used_first(ranked, identifiers, definitions, lookup)
+
+
 def uses_first(
-    ranked: list[tuple[Chunk, float]],
+    ranked: Ranked,
     named_ids: set[str],
     lookup: BM25Lookup,
     identifiers: Sequence[str] = (),
-) -> list[tuple[Chunk, float]]:
+) -> tuple[Ranked, Used]:
     """`ranked` with the named definitions first, then up to `MAX_USES` chunks that use them
     (library code before tests; those already ranked in their order, then the others by the
-    name's BM25), then the rest. Scores stay in descending order (folders' results are merged
-    by score).
+    name's BM25), then the rest; and the name each use uses. Scores stay in descending order
+    (folders' results are merged by score).
 
     The subject is the first of the query's `identifiers` that names a definition: a
     follow-up ("and where is it called from?") is searched with the previous question and
@@ -215,15 +246,18 @@ def uses_first(
     else:  # no symbol is the name: the named chunks assign it (a constant)
         name = identifiers[0].rsplit(".", 1)[-1] if identifiers else None
     uses = _ranked_uses(ranked, named, lookup, name) if named else []
-    return _led_by(ranked, named + uses) if uses else ranked
+    if not uses:
+        return ranked, {}
+    used = name or named[0].name
+    return _led_by(ranked, named + uses), {chunk.id: used for chunk in uses}
 
 
 def overrides_used_first(
-    ranked: list[tuple[Chunk, float]],
+    ranked: Ranked,
     identifiers: Sequence[str],
     definitions: Callable[[str], Sequence[Chunk]],
     lookup: BM25Lookup,
-) -> list[tuple[Chunk, float]]:
+) -> tuple[Ranked, Used]:
     """`ranked` led by the code that uses a name defined too often for the fast path (more
     than its handful, at most `MAX_OVERRIDES`): an overridden method, whose callers call it
     on whichever subclass (marshmallow: "who calls _deserialize" gave five of its fifteen
@@ -238,13 +272,14 @@ def overrides_used_first(
         ]
         if found:
             if len(found) > MAX_OVERRIDES:
-                return ranked  # `get`, `run`: by name alone a use could be anything's
-            return _led_by(ranked, _ranked_uses(ranked, found, lookup))
-    return ranked
+                return ranked, {}  # `get`, `run`: by name alone a use could be anything's
+            uses = _ranked_uses(ranked, found, lookup)
+            return _led_by(ranked, uses), {chunk.id: found[0].name for chunk in uses}
+    return ranked, {}
 
 
 def _ranked_uses(
-    ranked: list[tuple[Chunk, float]],
+    ranked: Ranked,
     named: Sequence[Chunk],
     lookup: BM25Lookup,
     name: str | None = None,
@@ -261,7 +296,7 @@ def _ranked_uses(
     return uses[:MAX_USES]
 
 
-def _led_by(ranked: list[tuple[Chunk, float]], head: list[Chunk]) -> list[tuple[Chunk, float]]:
+def _led_by(ranked: Ranked, head: list[Chunk]) -> Ranked:
     """`ranked` with `head` first, in its order. Scores stay in descending order (folders'
     results are merged by score)."""
     if not head or not ranked:

@@ -143,6 +143,7 @@ def search_hit_json(root: Path, hit: SearchHit) -> dict[str, Any]:
         "startLine": chunk.start_line,
         "endLine": chunk.end_line,
         "preview": first_line(chunk.text),
+        "useLines": list(hit.use_lines),  # `who calls f?`: where this hit calls `f`
     }
 
 

@@ -11,6 +11,9 @@ import json
 import os
 from pathlib import Path
 
+from codeqa_lsp.answering.redact import Redactor
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.mcp.results import snippet
 from tests.fakes.llm_server import FakeLLMServer, SlowLoris
 from tests.mcp.conftest import (
     SESSIONS,
@@ -300,3 +303,27 @@ async def test_a_warm_start_never_waits_for_the_query_embedder(
     assert ("src/uploads.py", *RETRY) in {
         (c["path"], c["start_line"], c["end_line"]) for c in asked["citations"]
     }
+
+
+def test_the_snippet_of_a_use_shows_the_call() -> None:
+    body = [f"    step_{n}()" for n in range(30)]
+    text = "\n".join(["def caller():", *body[:20], "    rebuild_auth(request)", *body[20:]])
+    chunk = Chunk(
+        path="src/caller.py",
+        symbol="caller",
+        kind="function",
+        language="python",
+        start_line=100,
+        end_line=100 + text.count("\n"),
+        start_byte=0,
+        end_byte=len(text),
+        text=text,
+    )
+    redactor = Redactor(environ={})
+    opening, _ = snippet(chunk, redactor)
+    assert "rebuild_auth" not in opening
+    around, cut = snippet(chunk, redactor, focus=121)  # the call's line in the file
+    lines = around.splitlines()
+    assert lines[:2] == ["def caller():", "…"] and lines[2] == "    step_17()"
+    assert "    rebuild_auth(request)" in lines and cut
+    assert snippet(chunk, redactor, focus=103) == (opening, True)  # already in the opening

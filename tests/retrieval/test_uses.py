@@ -150,6 +150,19 @@ def test_the_callers_of_a_named_method_follow_its_definition(tmp_path: Path) -> 
             "pkg/sessions.py:RedirectMixin.resolve_redirects",
             "pkg/digest.py:DigestAuth.handle_401",
         }
+        # Each use says where it calls: the line of the call, not the caller's first line.
+        hits = {
+            f"{h.chunk.path}:{h.chunk.symbol}": h
+            for h in searcher.search("who calls rebuild_auth?").hits
+        }
+        for caller, path in (
+            ("pkg/sessions.py:RedirectMixin.resolve_redirects", "pkg/sessions.py"),
+            ("pkg/digest.py:DigestAuth.handle_401", "pkg/digest.py"),
+        ):
+            lines = FILES[path].lstrip().splitlines()
+            call = next(n for n, line in enumerate(lines, 1) if "self.rebuild_auth(" in line)
+            assert hits[caller].use_lines == (call,)
+        assert hits["pkg/sessions.py:RedirectMixin.rebuild_auth"].use_lines == ()
         # Mentions in a comment or a string, and the class listing the signature, are not uses.
         assert "pkg/sessions.py:describe_auth" not in ranked[:4]
         assert "pkg/sessions.py:RedirectMixin" not in ranked[:4]
