@@ -16,6 +16,7 @@ from codeqa_lsp.answering.markdown import code_fence, code_span
 from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import query_terms, tokenize
+from codeqa_lsp.retrieval.uses import use_lines
 
 MAX_ITEMS = 5
 MAX_MATCHING_LINES = 3
@@ -166,14 +167,18 @@ def extractive_explanation(
     if callees:
         parts.append(f"It calls: {_places(callees, 2)}.")
     if callers:
-        parts.append(f"It is used by: {_places(callers, 2 + len(callees))}.")
+        # Where each one calls it, not where it starts.
+        calls = [next(iter(use_lines(c, target.name)), c.start_line) for c in callers]
+        parts.append(f"It is used by: {_places(callers, 2 + len(callees), calls)}.")
     return "\n\n".join(parts)
 
 
-def _places(chunks: Sequence[Chunk], first: int) -> str:
+def _places(chunks: Sequence[Chunk], first: int, lines: Sequence[int] = ()) -> str:
+    """`symbol` (`path:line`) [n] for each chunk: `lines` when given, else where each starts."""
+    at = lines or [c.start_line for c in chunks]
     return ", ".join(
-        f"{code_span(c.symbol)} ({code_span(f'{c.path}:{c.start_line}')}) [{n}]"
-        for n, c in enumerate(chunks, first)
+        f"{code_span(c.symbol)} ({code_span(f'{c.path}:{line}')}) [{n}]"
+        for n, (c, line) in enumerate(zip(chunks, at, strict=True), first)
     )
 
 

@@ -181,7 +181,9 @@ def test_explain_lists_the_code_that_uses_the_definition(
     line = next(i for i, row in enumerate(text.splitlines(), 1) if "route(req) {" in row)
     answer = list(workspace.explain_stream("pkg/make.js", line))[-1]
     assert isinstance(answer, Answer)
-    assert "It is used by: `Router.handle`" in answer.text
+    call = next(i for i, row in enumerate(text.splitlines(), 1) if "this.route(req);" in row)
+    # Where it calls, not where the caller starts.
+    assert f"It is used by: `Router.handle` (`pkg/make.js:{call}`) [2]" in answer.text
     cited = [f"{c.path}:{c.symbol}" for c in answer.citations]
     assert cited == ["pkg/make.js:Router.route", "pkg/make.js:Router.handle"]
     # Go, read without a reference query: `Execute()` in a comment is not a use.
