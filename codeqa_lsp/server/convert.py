@@ -142,9 +142,16 @@ def search_hit_json(root: Path, hit: SearchHit) -> dict[str, Any]:
         "score": round(float(hit.score), 6),
         "startLine": chunk.start_line,
         "endLine": chunk.end_line,
-        "preview": first_line(chunk.text),
-        "useLines": list(hit.use_lines),  # `who calls f?`: where this hit calls `f`
+        # `who calls f?`: where this hit calls `f`; the preview is that call's line.
+        "preview": _line_at(chunk, hit.use_lines[0]) if hit.use_lines else first_line(chunk.text),
+        "useLines": list(hit.use_lines),
     }
+
+
+def _line_at(chunk: Chunk, line: int) -> str:
+    lines = chunk.text.splitlines()
+    index = line - chunk.start_line
+    return lines[index].strip() if 0 <= index < len(lines) else first_line(chunk.text)
 
 
 def symbol_information(root: Path, chunk: Chunk) -> types.SymbolInformation:

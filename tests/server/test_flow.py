@@ -259,6 +259,14 @@ async def test_full_flow(
     )
     assert not any(h["symbol"] == "LRUCache.get" for h in hits)
 
+    # -- a question about uses: each use says where it calls -------------------------------------
+    hits = as_dict(await command(client, "codeqa.search", {"query": "who calls load_settings"}))
+    caller = next(h for h in hits if h["path"] == "app/session.py")
+    lines = FIXTURE_FILES["app/session.py"].splitlines()
+    call = next(n for n, line in enumerate(lines, 1) if "= load_settings(" in line)
+    assert caller["useLines"] == [call] and caller["preview"] == lines[call - 1].strip()
+    assert all(h["useLines"] == [] for h in hits if h["symbol"] == "load_settings")
+
     # -- workspace/symbol: hybrid search ---------------------------------------------------------
     symbols = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="parse config"))
     assert symbols and any(s.name.endswith("load_settings") for s in symbols)

@@ -201,6 +201,12 @@ H.run(function()
     H.eq(items[1], { filename = '/w/ship.py', lnum = 3, end_lnum = 9, col = 1,
       text = '[0.83] shipping_cost (function) — def shipping_cost(weight):' })
     H.eq(items[2].text, '[0.10]')
+    local use = render.search_items({
+      { uri = 'file:///w/tree.go', path = 'tree.go', symbol = 'node.FindRoute', kind = 'method',
+        score = 0.9, startLine = 383, endLine = 406, preview = 'rn := n.findRoute(rctx, method, path)',
+        useLines = { 390 } },
+    }, '/w')
+    H.eq({ use[1].lnum, use[1].end_lnum }, { 390, 390 })
   end)
 
   H.test('status_message() summarises codeqa.status', function()

@@ -99,17 +99,25 @@ const KIND_ICONS: Record<string, string> = {
   constant: "symbol-constant",
 };
 
-/** QuickPick rows for a search result: symbol, `path:lines`, score and the preview line. */
+/** QuickPick rows for a search result: symbol, `path:lines` (the call's line for a use),
+ * score and the preview line. */
 export function searchItemView(hit: SearchHit): SearchItemView {
   const icon = KIND_ICONS[(hit.kind ?? "").toLowerCase()] ?? "symbol-file";
   const name = hit.symbol || hit.path.split("/").pop() || hit.path;
   const preview = (hit.preview ?? "").trim();
   const clipped = preview.length > 120 ? preview.slice(0, 117) + "..." : preview;
+  const call = hit.useLines?.[0];
   return {
     label: `$(${icon}) ${name}`,
-    description: `${hit.path}:${lineSpan(hit.startLine, hit.endLine)}`,
+    description: `${hit.path}:${call ?? lineSpan(hit.startLine, hit.endLine)}`,
     detail: `${hit.score.toFixed(3)}  ${clipped}`.trimEnd(),
   };
+}
+
+/** Where opening a search result goes: the call, for a use ("who calls f?"); else the hit. */
+export function hitRange(hit: SearchHit): LspRange {
+  const call = hit.useLines?.[0];
+  return call !== undefined ? rangeForLines(call, call) : hit.range;
 }
 
 /** How "Ask about the selection" prefills the question: where the selected code is. */

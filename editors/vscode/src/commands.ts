@@ -6,7 +6,7 @@
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { openRange, type AnswerPanel } from "./answerPanel";
-import { questionPlaceholder, searchItemView, selectionQuestionPrefix, lineSpan } from "./citations";
+import { hitRange, questionPlaceholder, searchItemView, selectionQuestionPrefix, lineSpan } from "./citations";
 import { pushHistory } from "./history";
 import { ServerCommands, type AnswerResult, type IndexStatus, type SearchHit } from "./protocol";
 import { apiKeySecretName, type CodeQaServer } from "./server";
@@ -108,7 +108,7 @@ export class Commands {
     const picked = await this.pickHit(query, hits);
     if (!picked) return undefined;
     this.lastSearch.opened = picked;
-    await openRange(vscode.Uri.parse(picked.uri), picked.range);
+    await openRange(vscode.Uri.parse(picked.uri), hitRange(picked));
     return picked;
   }
 

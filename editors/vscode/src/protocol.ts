@@ -44,6 +44,8 @@ export interface SearchHit {
   readonly startLine: number;
   readonly endLine: number;
   readonly preview?: string | null;
+  /** "who calls f?": the lines where this hit calls `f` (the preview is the first). */
+  readonly useLines?: readonly number[] | null;
 }
 
 export interface IndexStatus {

@@ -6,6 +6,7 @@ import {
   questionPlaceholder,
   rangeForLines,
   searchItemView,
+  hitRange,
   selectionForRange,
   selectionQuestionPrefix,
   sourceLabel,
@@ -86,6 +87,23 @@ describe("search items and the selection question", () => {
       preview: "  function slugify(text) {",
     });
     assert.deepEqual(view, { label: "$(symbol-function) slugify", description: "util/slug.js:3-9", detail: "0.812  function slugify(text) {" });
+  });
+  it("points a use at its call: the description's line and where the file opens", () => {
+    const hit = {
+      uri: "file:///w/tree.go",
+      range: rangeForLines(383, 406),
+      path: "tree.go",
+      symbol: "node.FindRoute",
+      kind: "method",
+      score: 0.9,
+      startLine: 383,
+      endLine: 406,
+      preview: "rn := n.findRoute(rctx, method, path)",
+      useLines: [390],
+    };
+    assert.equal(searchItemView(hit).description, "tree.go:390");
+    assert.deepEqual(hitRange(hit), rangeForLines(390, 390));
+    assert.deepEqual(hitRange({ ...hit, useLines: [] }), rangeForLines(383, 406));
   });
   it("falls back to the file name and clips long previews", () => {
     const view = searchItemView({ uri: "file:///w/a/b.py", range: rangeForLines(1, 1), path: "a/b.py", score: 0.5, startLine: 1, endLine: 1, preview: "x".repeat(200) });

@@ -198,6 +198,11 @@ function M.search_items(results, root)
       if preview ~= '' then
         text = text .. ' — ' .. preview
       end
+      -- "who calls f?": the item goes to the call, not to the caller's first line.
+      local call = type(hit.useLines) == 'table' and tonumber(hit.useLines[1]) or nil
+      if call then
+        first, last = call, call
+      end
       table.insert(items, { filename = file, lnum = first, end_lnum = last, col = 1, text = text })
     end
   end
