@@ -142,6 +142,7 @@ class Answerer:
         prompt = build_ask_prompt(
             question, hits, self.settings.context_tokens, self.redactor, history=history
         )
+        calls = {hit.chunk.id: hit.use_lines for hit in response.hits if hit.use_lines}
         subject = f"{history}\n\n{question}" if history else question
         for item in self._generate(
             "ask",
@@ -150,7 +151,7 @@ class Answerer:
             resolver,
             started,
             use_cache,
-            lambda chunks, note: extractive_answer(query, chunks, note),
+            lambda chunks, note: extractive_answer(query, chunks, note, calls),
             cancel,
         ):
             if isinstance(

@@ -148,13 +148,27 @@ def _first_code_line(text: str) -> str:
     return ""
 
 
-def extractive_answer(question: str, chunks: Sequence[Chunk], note: str) -> str:
-    """The extractive answer to `question` from `chunks` (numbered 1..n, most relevant first)."""
+def extractive_answer(
+    question: str,
+    chunks: Sequence[Chunk],
+    note: str,
+    calls: Mapping[str, Sequence[int]] | None = None,
+) -> str:
+    """The extractive answer to `question` from `chunks` (numbered 1..n, most relevant first).
+    `calls`: for a question about uses, the lines where each using chunk (by id) uses the
+    name; the answer leads with them."""
     shown = chunks[:MAX_ITEMS]
     weights = term_weights(question, shown)
     items = [describe_chunk(n, c, question, weights) for n, c in enumerate(shown, 1)]
     if not items:
         return f"{note}\n\nThe index has no code matching this question."
+    users = [(n, c) for n, c in enumerate(shown, 1) if (calls or {}).get(c.id)]
+    if users:
+        places = ", ".join(
+            f"{code_span(c.symbol)} at {code_span(f'{c.path}:{(calls or {})[c.id][0]}')} [{n}]"
+            for n, c in users
+        )
+        items.insert(0, f"Used by: {places}.")
     return f"{note}\n\n" + "\n\n".join(items)
 
 

@@ -195,3 +195,17 @@ def test_explain_lists_the_code_that_uses_the_definition(
         "cmd/command.go:Command.ExecuteC",
         "cmd/command.go:Command.ExecuteContextC",
     ]
+
+
+def test_an_extractive_answer_about_uses_leads_with_the_calls(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace(root=_write(tmp_path / "uses"))
+    text = (workspace.root / "pkg/make.js").read_text()
+    call = next(i for i, row in enumerate(text.splitlines(), 1) if "this.route(req);" in row)
+    answer = workspace.ask("who calls Router.route?")
+    assert answer.provider == "extractive"
+    cited = [f"{c.path}:{c.symbol}" for c in answer.citations]
+    handle = cited.index("pkg/make.js:Router.handle") + 1
+    assert f"Used by: `Router.handle` at `pkg/make.js:{call}` [{handle}]." in answer.text
+    assert "Used by:" not in workspace.ask("what does Router.route do?").text
