@@ -318,8 +318,12 @@ class HybridSearcher:
         fused = structure.adjust(self.indexer, info, fused, chunks)
         # An error the question says is raised is asked about where it is raised, not where
         # its class is defined (`literals.py`).
-        fused = compounds_lifted(fused, info, chunks)  # `registerTypeAdapterFactory`
-        found = self._named_definitions(info, filters)
+        # Questions only (a pasted issue names dozens of identifiers; SWE-bench unchanged):
+        # `registerTypeAdapterFactory` for "where are TypeAdapterFactory instances registered",
+        # constants (`#define X`, `X = ...`) as definitions.
+        question = not arms.long_query
+        fused = compounds_lifted(fused, info, chunks) if question else fused
+        found = self._named_definitions(info, filters, constants=question)
         named = [c for c in found if c.symbol.rsplit(".", 1)[-1] not in literals.raised]
         if not named:
             return [(chunks[i], s) for i, s in fused], set(), bool(found)
@@ -433,9 +437,12 @@ class HybridSearcher:
     def _definitions(self, name: str, filters: SearchFilters | None) -> list[Chunk]:
         return [c for c in self.indexer.definitions(name) if chunk_passes(c, filters)]
 
-    def _named_definitions(self, info: QueryInfo, filters: SearchFilters | None) -> list[Chunk]:
+    def _named_definitions(
+        self, info: QueryInfo, filters: SearchFilters | None, constants: bool = True
+    ) -> list[Chunk]:
         """Indexed definitions the query names, at most a handful (a common name such as
-        `get` defined fifty times is no fast path)."""
+        `get` defined fifty times is no fast path); with `constants`, the code assigning a
+        name that nothing else defines (`constants.py`)."""
         found: dict[str, Chunk] = {}
         for ident in info.identifiers:
             name = ident.rsplit(".", 1)[-1]
@@ -444,7 +451,7 @@ class HybridSearcher:
                 for c in self.indexer.definitions(name)
                 if symbol_matches(c.symbol, ident) and chunk_passes(c, filters) and c.part == 0
             ]
-            if not matches and "." not in ident:  # a constant: `#define X`, `X = ...`
+            if constants and not matches and "." not in ident:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 matches = assigned(ident, lookup, MAX_NAMED_DEFINITIONS)
             if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
