@@ -120,7 +120,7 @@ def _write(root: Path) -> Path:
 
 def _callees(workspace: CodeBase, path: str, needle: str) -> list[str]:
     text = (workspace.root / path).read_text()
-    line = next(i for i, row in enumerate(text.splitlines(), 1) if needle in row)
+    line = _line_with(text, needle)
     items = list(workspace.explain_stream(path, line))
     answer = items[-1]
     assert isinstance(answer, Answer)
@@ -178,17 +178,17 @@ def test_explain_lists_the_code_that_uses_the_definition(
 ) -> None:
     workspace = make_workspace(root=_write(tmp_path / "uses"))
     text = (workspace.root / "pkg/make.js").read_text()
-    line = next(i for i, row in enumerate(text.splitlines(), 1) if "route(req) {" in row)
+    line = _line_with(text, "route(req) {")
     answer = list(workspace.explain_stream("pkg/make.js", line))[-1]
     assert isinstance(answer, Answer)
-    call = next(i for i, row in enumerate(text.splitlines(), 1) if "this.route(req);" in row)
+    call = _line_with(text, "this.route(req);")
     # Where it calls, not where the caller starts.
     assert f"It is used by: `Router.handle` (`pkg/make.js:{call}`) [2]" in answer.text
     cited = [f"{c.path}:{c.symbol}" for c in answer.citations]
     assert cited == ["pkg/make.js:Router.route", "pkg/make.js:Router.handle"]
     # Go, read without a reference query: `Execute()` in a comment is not a use.
     text = (workspace.root / "cmd/command.go").read_text()
-    line = next(i for i, row in enumerate(text.splitlines(), 1) if "ExecuteC() error {" in row)
+    line = _line_with(text, "ExecuteC() error {")
     answer = list(workspace.explain_stream("cmd/command.go", line))[-1]
     assert isinstance(answer, Answer)
     assert [f"{c.path}:{c.symbol}" for c in answer.citations] == [
@@ -202,10 +202,15 @@ def test_an_extractive_answer_about_uses_leads_with_the_calls(
 ) -> None:
     workspace = make_workspace(root=_write(tmp_path / "uses"))
     text = (workspace.root / "pkg/make.js").read_text()
-    call = next(i for i, row in enumerate(text.splitlines(), 1) if "this.route(req);" in row)
+    call = _line_with(text, "this.route(req);")
     answer = workspace.ask("who calls Router.route?")
     assert answer.provider == "extractive"
     cited = [f"{c.path}:{c.symbol}" for c in answer.citations]
     handle = cited.index("pkg/make.js:Router.handle") + 1
     assert f"Used by: `Router.handle` at `pkg/make.js:{call}` [{handle}]." in answer.text
     assert "Used by:" not in workspace.ask("what does Router.route do?").text
+
+
+def _line_with(text: str, needle: str) -> int:
+    """The 1-based number of the first line of `text` holding `needle`."""
+    return next(i for i, row in enumerate(text.splitlines(), 1) if needle in row)

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from codeqa_lsp.answering.redact import Redactor
-from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.mcp.results import snippet
+from tests.chunks import chunk_of
 from tests.fakes.llm_server import FakeLLMServer, SlowLoris
 from tests.mcp.conftest import (
     SESSIONS,
@@ -308,17 +308,7 @@ async def test_a_warm_start_never_waits_for_the_query_embedder(
 def test_the_snippet_of_a_use_shows_the_call() -> None:
     body = [f"    step_{n}()" for n in range(30)]
     text = "\n".join(["def caller():", *body[:20], "    rebuild_auth(request)", *body[20:]])
-    chunk = Chunk(
-        path="src/caller.py",
-        symbol="caller",
-        kind="function",
-        language="python",
-        start_line=100,
-        end_line=100 + text.count("\n"),
-        start_byte=0,
-        end_byte=len(text),
-        text=text,
-    )
+    chunk = chunk_of(text, path="src/caller.py", symbol="caller", start_line=100)
     redactor = Redactor(environ={})
     opening, _ = snippet(chunk, redactor)
     assert "rebuild_auth" not in opening

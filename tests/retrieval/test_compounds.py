@@ -8,21 +8,12 @@ import pytest
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.compounds import compound_ids
+from tests.chunks import chunk_of
 from tests.retrieval.searchers import hash_searcher
 
 
 def _method(symbol: str) -> Chunk:
-    return Chunk(
-        path="src/Builder.java",
-        symbol=symbol,
-        kind="method",
-        language="java",
-        start_line=1,
-        end_line=2,
-        start_byte=0,
-        end_byte=10,
-        text=f"void {symbol}() {{}}",
-    )
+    return chunk_of(f"void {symbol}() {{}}", "src/Builder.java", symbol, "method", "java")
 
 
 @pytest.mark.parametrize(

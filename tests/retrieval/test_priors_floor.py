@@ -9,20 +9,11 @@ import pytest
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.floor import dense_floor, judge
 from codeqa_lsp.retrieval.priors import QueryPriors, chunk_kind, path_kind
+from tests.chunks import chunk_of
 
 
 def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f") -> Chunk:
-    return Chunk(
-        path=path,
-        symbol=symbol,
-        kind="function",
-        language="python",
-        start_line=1,
-        end_line=2,
-        start_byte=0,
-        end_byte=len(text),
-        text=text,
-    )
+    return chunk_of(text, path=path, symbol=symbol)
 
 
 @pytest.mark.parametrize(
