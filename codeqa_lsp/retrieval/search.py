@@ -12,9 +12,11 @@ The pipeline for one query:
 4. class- and module-level evidence: the members of a class or file that ranks high gain
    (`classes.py`); a nested function's enclosing function just above it, and the nested
    one folded into it (`enclosing.py`);
-5. exact-symbol fast path: definitions the query names are put first for a navigation
-   query (`where is parse_args`) and boosted for a question that mentions them; a question
-   about their uses (`who calls parse_args`) gets the code that uses them next (`uses.py`);
+5. exact-symbol fast path: definitions the query names (constants too, `constants.py`) are
+   put first for a navigation query (`where is parse_args`) and boosted for a question that
+   mentions them, as are definitions named after what the question does to them
+   (`compounds.py`); a question about their uses (`who calls parse_args`) gets the code that
+   uses them next, with the lines of the uses (`uses.py`);
 6. judge confidence (`floor.py`) and report the share of chunks embedded.
 
 `mode` runs a single arm alone, unfused and without the fast path, so the benchmark can
@@ -316,14 +318,12 @@ class HybridSearcher:
         fused = fuse(lists, config)
         # -- structure hook (retrieval/graph.py): declarations below implementations, graph
         fused = structure.adjust(self.indexer, info, fused, chunks)
-        # An error the question says is raised is asked about where it is raised, not where
-        # its class is defined (`literals.py`).
-        # Questions only (a pasted issue names dozens of identifiers; SWE-bench unchanged):
-        # `registerTypeAdapterFactory` for "where are TypeAdapterFactory instances registered",
-        # constants (`#define X`, `X = ...`) as definitions.
+        # Compounds and constants for questions only: a pasted issue names dozens of identifiers.
         question = not arms.long_query
         fused = compounds_lifted(fused, info, chunks) if question else fused
         found = self._named_definitions(info, filters, constants=question)
+        # An error the question says is raised is asked about where it is raised, not where
+        # its class is defined (`literals.py`).
         named = [c for c in found if c.symbol.rsplit(".", 1)[-1] not in literals.raised]
         if not named:
             return [(chunks[i], s) for i, s in fused], set(), bool(found)

@@ -243,8 +243,11 @@ def uses_first(
         if subject:
             named = subject
             break
-    else:  # no symbol is the name: the named chunks assign it (a constant)
-        name = identifiers[0].rsplit(".", 1)[-1] if identifiers else None
+    else:  # no symbol is the name: the named chunks assign it (a constant, `constants.py`)
+        lasts = (identifier.rsplit(".", 1)[-1] for identifier in identifiers)
+        name = next((n for n in lasts if any(_word(n).search(c.text) for c in named)), None)
+        if name is None:
+            return ranked, {}
     uses = _ranked_uses(ranked, named, lookup, name) if named else []
     if not uses:
         return ranked, {}
