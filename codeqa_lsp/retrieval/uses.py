@@ -139,9 +139,8 @@ def uses_of(
         # encoding(...)`); in any case, as an instance is named after its class
         # (`$this->routeCollector->map(...)`, `session.send(...)`).
         words = {owner.rsplit(".", 1)[-1] for owner in owners} | {_module(p) for p in paths}
-        qualifiers = [
-            re.compile(rf"(?<![\w$]){re.escape(w)}(?![\w$])", re.IGNORECASE) for w in words if w
-        ]
+        words |= {w[:1].lower() + w[1:] for w in words}  # `routeCollector` for RouteCollector
+        qualifiers = [_word(w) for w in words if w]
         listed = [
             (chunk, pattern)
             for chunk, pattern in listed
