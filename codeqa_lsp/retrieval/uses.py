@@ -27,7 +27,12 @@ from codeqa_lsp.chunking.code_text import code_only
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 from codeqa_lsp.retrieval.priors import chunk_kind
-from codeqa_lsp.retrieval.query import QueryInfo, symbol_matches, with_dots
+from codeqa_lsp.retrieval.query import (
+    QueryInfo,
+    looks_like_identifier,
+    symbol_matches,
+    with_dots,
+)
 
 # The words of a question about uses, shared by the two patterns below.
 _VERBS = r"calls?|invokes?|uses?|references?"
@@ -42,10 +47,14 @@ _ASKS_FOR_USES = re.compile(
 )
 # Uses placed after the named definitions; the rest keep their ranks below them.
 MAX_USES = 10
-# A name defined more often than this is too common to tell its uses by name (`get`, `run`);
-# up to it, a name the fast path leaves (more than `search.MAX_NAMED_DEFINITIONS`) is an
-# overridden method, and every call of the name is a call of one of its definitions.
+# A plain word defined more often than this is too common to tell its uses by name (`get`,
+# `run`); up to it, a name the fast path leaves (more than `search.MAX_NAMED_DEFINITIONS`) is
+# an overridden method, and every call of the name is a call of one of its definitions. A
+# name shaped like an identifier (`_deserialize`, `parseNode`) says what it is however often
+# it is overridden (marshmallow defines `_deserialize` 25 times, tests included), up to
+# `MAX_OVERRIDES_NAMED`.
 MAX_OVERRIDES = 25
+MAX_OVERRIDES_NAMED = 200
 # Chunks read for the name's term: a name used in more places than this is listed by its
 # best-matching uses only.
 USE_CANDIDATES = 200
@@ -261,10 +270,10 @@ def overrides_used_first(
     lookup: BM25Lookup,
 ) -> tuple[Ranked, Used]:
     """`ranked` led by the code that uses a name defined too often for the fast path (more
-    than its handful, at most `MAX_OVERRIDES`): an overridden method, whose callers call it
-    on whichever subclass (marshmallow: "who calls _deserialize" gave five of its fifteen
-    overrides and no caller; `Field.deserialize` and `Schema._do_load` call it). The
-    definitions do not lead: listing fifteen of them would bury the callers asked for.
+    than its handful; a plain word at most `MAX_OVERRIDES` times): an overridden method,
+    whose callers call it on whichever subclass (marshmallow: "who calls _deserialize" gave
+    five of its 25 definitions and no caller; `Field.deserialize` and `Schema._do_load` call
+    it). The definitions do not lead: listing 25 of them would bury the callers asked for.
     `definitions(name)`: the indexed definitions of that name."""
     for identifier in identifiers:
         found = [
@@ -273,7 +282,8 @@ def overrides_used_first(
             if chunk.part == 0 and symbol_matches(chunk.symbol, identifier)
         ]
         if found:
-            if len(found) > MAX_OVERRIDES:
+            most = MAX_OVERRIDES_NAMED if looks_like_identifier(identifier) else MAX_OVERRIDES
+            if len(found) > most:
                 return ranked, {}  # `get`, `run`: by name alone a use could be anything's
             uses = _ranked_uses(ranked, found, lookup)
             return _led_by(ranked, uses), {chunk.id: found[0].name for chunk in uses}

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.query import analyze
-from codeqa_lsp.retrieval.uses import asks_for_uses, uses_of, with_subject
+from codeqa_lsp.retrieval.uses import asks_for_uses, overrides_used_first, uses_of, with_subject
+from tests.chunks import chunk_of
 from tests.retrieval.searchers import hash_searcher
 
 FILES = {
@@ -381,3 +383,31 @@ def test_a_namesake_that_calls_the_name_on_another_object_is_a_use(tmp_path: Pat
             "Slim/Routing/RouteCollectorProxy.php:RouteCollectorProxy.map",
         ]
         assert "Slim/Routing/RouteCollectorProxy.php:RouteCollectorProxy.get" in ranked[2:]
+
+
+@pytest.mark.parametrize(("name", "listed"), [("_deserialize", True), ("get", False)])
+def test_a_name_overridden_thirty_times_has_uses_if_it_is_shaped_like_one(
+    name: str, listed: bool
+) -> None:
+    # Thirty classes override the name; one method calls it. `_deserialize` says what it is
+    # however often it is overridden; `get` thirty times could be anything's.
+    overrides = [
+        chunk_of(f"def {name}(self, value):\n    return value\n", f"pkg/f{n}.py", f"F{n}.{name}")
+        for n in range(30)
+    ]
+    caller = chunk_of(
+        f"def load(self, data):\n    return self.field.{name}(data)\n",
+        "pkg/schema.py",
+        "Schema.load",
+    )
+
+    def definitions(wanted: str) -> list[Chunk]:
+        return [c for c in overrides if c.name == wanted]
+
+    def lookup(terms: list[str], limit: int) -> list[tuple[Chunk, float]]:
+        return [(c, 1.0) for c in [*overrides, caller]][:limit]
+
+    ranked = [(c, 1.0 - i / 100) for i, c in enumerate(overrides)]
+    led, used = overrides_used_first(ranked, [name], definitions, lookup)
+    assert (used == {caller.id: name}) is listed
+    assert (led[0][0] is caller) is listed
