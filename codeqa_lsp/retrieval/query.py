@@ -17,6 +17,7 @@ question without its leading "how does ..." 0.86 / 0.739; its content words alon
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codeqa_lsp.chunking.model import Chunk
@@ -83,9 +84,14 @@ def analyze(query: str) -> QueryInfo:
     return QueryInfo(text=query, identifiers=tuple(identifiers), other_terms=tuple(other))
 
 
-def named_first(ranked: list[tuple[Chunk, float]], named: set[str]) -> list[tuple[Chunk, float]]:
-    """A navigation query's named definitions (ids) stay first after reranking."""
+def named_first(
+    ranked: list[tuple[Chunk, float]], named: set[str], identifiers: Sequence[str] = ()
+) -> list[tuple[Chunk, float]]:
+    """A navigation query's named definitions (ids) stay first after reranking; among them,
+    one whose whole symbol is a query identifier (`getPath` the function, before the
+    `*Processor.getPath` methods in hono) comes first."""
     head = [item for item in ranked if item[0].id in named]
+    head.sort(key=lambda item: item[0].symbol not in identifiers)
     return head + [item for item in ranked if item[0].id not in named]
 
 

@@ -50,7 +50,7 @@ from codeqa_lsp.retrieval.issue_text import strip_boilerplate
 from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_score
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
-from codeqa_lsp.retrieval.priors import QueryPriors
+from codeqa_lsp.retrieval.priors import QueryPriors, chunk_kind
 from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
     QueryInfo,
@@ -167,7 +167,7 @@ class HybridSearcher:
                 ranked = members_of_strong_owners(ranked)
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
             if exact_ids and info.is_navigation:
-                ranked = named_first(ranked, exact_ids)
+                ranked = named_first(ranked, exact_ids, info.identifiers)
             if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 found = partial(self._definitions, filters=filters)
@@ -440,9 +440,8 @@ class HybridSearcher:
     def _named_definitions(
         self, info: QueryInfo, filters: SearchFilters | None, constants: bool = True
     ) -> list[Chunk]:
-        """Indexed definitions the query names, at most a handful (a common name such as
-        `get` defined fifty times is no fast path); with `constants`, the code assigning a
-        name that nothing else defines (`constants.py`)."""
+        """Indexed definitions the query names, at most a handful (`get` defined fifty times
+        is no fast path); with `constants`, code assigning a name nothing else defines."""
         found: dict[str, Chunk] = {}
         for ident in info.identifiers:
             name = ident.rsplit(".", 1)[-1]
@@ -451,6 +450,8 @@ class HybridSearcher:
                 for c in self.indexer.definitions(name)
                 if symbol_matches(c.symbol, ident) and chunk_passes(c, filters) and c.part == 0
             ]
+            if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
+                matches = [c for c in matches if chunk_kind(c) != "test"] or matches
             if constants and not matches and "." not in ident:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 matches = assigned(ident, lookup, MAX_NAMED_DEFINITIONS)
