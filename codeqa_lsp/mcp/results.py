@@ -55,9 +55,9 @@ def trim(text: str, limit: int) -> tuple[str, bool]:
 
 
 def snippet(chunk: Chunk, redactor: Redactor, focus: int | None = None) -> tuple[str, bool]:
-    """The chunk's first lines; with `focus` (a line of the file) past them, its first line
-    and the lines from `SNIPPET_CONTEXT` before `focus` instead: a caller's call, not its
-    opening."""
+    """The chunk's first lines; with `focus` (a line of the file) past them, its signature
+    (else its first line) and the lines from `SNIPPET_CONTEXT` before `focus` instead: a
+    caller's call, not its opening."""
     lines = chunk.text.splitlines()
     at = focus - chunk.start_line if focus is not None else 0
     if at < SNIPPET_LINES - 1:
@@ -65,7 +65,8 @@ def snippet(chunk: Chunk, redactor: Redactor, focus: int | None = None) -> tuple
     else:
         start = at - SNIPPET_CONTEXT
         body = lines[start : start + SNIPPET_LINES - 2]
-        shown, more = [lines[0], "…", *body], start + len(body) < len(lines)
+        head = chunk.signature or lines[0]  # not a doc comment's `/**`
+        shown, more = [head, "…", *body], start + len(body) < len(lines)
     text, cut = trim(clean_text("\n".join(shown), redactor), SNIPPET_CHARS)
     if more and not cut:
         text, cut = text + "\n…", True

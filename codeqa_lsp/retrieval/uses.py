@@ -173,17 +173,24 @@ def uses_of(
 # What precedes a name that a line defines rather than uses: `def f`, `fn f`, `func f`,
 # `func (r *T) f`, `function f`, `sub f`.
 _DEFINES = re.compile(r"\b(?:def|fn|func|function|sub)\s+(?:\([^()]*\)\s*)?$")
+# A line that imports or re-exports the name: it makes the name available, it does not use it
+# (hono: `compose` was "used by" two files' `import { compose } from ...` lines).
+_IMPORTS = re.compile(
+    r"[ \t]*(?:import\b|from\s+\S+\s+import\b|export\s*(?:\{|\*)|use\s|#\s*include\b"
+    r"|(?:const|let|var)\s+\{[^}]*\}\s*=\s*require\b)"
+)
 
 
 def _use_offsets(code: str, pattern: re.Pattern[str]) -> list[int]:
-    """Where `code` uses the name (`pattern`) other than by defining it. A test that
-    overrides the method in a subclass of its own defines it (marshmallow: two tests that
+    """Where `code` uses the name (`pattern`) other than by defining or importing it. A test
+    that overrides the method in a subclass of its own defines it (marshmallow: two tests that
     define `_deserialize` on a custom field were listed as its callers)."""
     found = []
     for match in pattern.finditer(code):
         line_start = code.rfind("\n", 0, match.start()) + 1
-        if not _DEFINES.search(code, line_start, match.start()):
-            found.append(match.start())
+        if _DEFINES.search(code, line_start, match.start()) or _IMPORTS.match(code, line_start):
+            continue
+        found.append(match.start())
     return found
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from codeqa_lsp.answering.redact import Redactor
@@ -317,3 +318,9 @@ def test_the_snippet_of_a_use_shows_the_call() -> None:
     assert lines[:2] == ["def caller():", "…"] and lines[2] == "    step_17()"
     assert "    rebuild_auth(request)" in lines and cut
     assert snippet(chunk, redactor, focus=103) == (opening, True)  # already in the opening
+    # A definition that opens with a doc comment shows its signature, not `/**`.
+    documented = replace(chunk, text="/**\n" + text, signature="function caller()")
+    assert snippet(documented, redactor, focus=122)[0].splitlines()[:2] == [
+        "function caller()",
+        "…",
+    ]

@@ -10,7 +10,13 @@ import pytest
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.query import analyze
-from codeqa_lsp.retrieval.uses import asks_for_uses, overrides_used_first, uses_of, with_subject
+from codeqa_lsp.retrieval.uses import (
+    asks_for_uses,
+    overrides_used_first,
+    use_lines,
+    uses_of,
+    with_subject,
+)
 from tests.chunks import chunk_of
 from tests.retrieval.searchers import hash_searcher
 
@@ -411,3 +417,20 @@ def test_a_name_overridden_thirty_times_has_uses_if_it_is_shaped_like_one(
     led, used = overrides_used_first(ranked, [name], definitions, lookup)
     assert (used == {caller.id: name}) is listed
     assert (led[0][0] is caller) is listed
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "lines"),
+    [
+        ("python", "from pkg.text import normalize\n\nvalue = normalize(raw)\n", (3,)),
+        ("typescript", "import { compose } from './compose'\nexport { compose }\n", ()),
+        ("typescript", "const { compose } = require('./compose')\nrun(compose(mw))\n", (2,)),
+        ("rust", "use crate::walk::compose;\nfn main() { compose(); }\n", (2,)),
+        ("python", "def compose(a, b):\n    return compose(b, a)\n", (2,)),  # recursion, not def
+    ],
+)
+def test_importing_or_defining_a_name_is_not_using_it(
+    language: str, text: str, lines: tuple[int, ...]
+) -> None:
+    name = "normalize" if "normalize" in text else "compose"
+    assert use_lines(chunk_of(text, "pkg/mod.x", "<module>", "module", language), name) == lines
