@@ -27,6 +27,9 @@ from codeqa_lsp.retrieval.issue_text import strip_boilerplate, title_terms
 _BACKTICKED = re.compile(r"`([A-Za-z_$][\w$.]*)(?:\(\))?`")
 _CANDIDATE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?")
 _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]")
+# An acronym then a word: `HTTPException`, `IOError`, `HTTPAdapter`, `XMLParser` (hono:
+# "where is HTTPException defined" was read as prose); not `APIs`, `URLs`, `IDs`.
+_ACRONYM_THEN_WORD = re.compile(r"[A-Z]{2,}[a-z]{2,}")
 _SCOPE = re.compile(r"(?<=[\w$])(?:::|->|#)(?=[A-Za-z_$])")
 
 # A navigational query is the identifier plus at most this many other meaningful words
@@ -58,7 +61,7 @@ def looks_like_identifier(word: str) -> bool:
         return all(parts) and max(len(p) for p in parts) > 2
     if "_" in core or "$" in core:
         return len(core.strip("_$")) > 1
-    return bool(_INNER_CAPITAL.search(core))
+    return bool(_INNER_CAPITAL.search(core) or _ACRONYM_THEN_WORD.search(core))
 
 
 def with_dots(text: str) -> str:

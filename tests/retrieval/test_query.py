@@ -56,3 +56,14 @@ def test_other_languages_scope_separators_name_dotted_symbols(
 ) -> None:
     info = with_subject(analyze(query))
     assert info.identifiers == identifiers
+
+
+@pytest.mark.parametrize("word", ["HTTPException", "IOError", "HTTPAdapter", "XMLParser"])
+def test_an_acronym_then_a_word_is_an_identifier(word: str) -> None:
+    assert looks_like_identifier(word)
+    assert analyze(f"where is {word} defined").is_navigation
+
+
+@pytest.mark.parametrize("word", ["APIs", "URLs", "IDs", "JSON", "CPUs"])
+def test_plural_acronyms_are_words(word: str) -> None:
+    assert not looks_like_identifier(word)
