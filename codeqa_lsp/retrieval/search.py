@@ -374,15 +374,13 @@ class HybridSearcher:
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
         priors = QueryPriors(query, long_query=arms.long_query)
         # Short questions want a definition: the file term counts only the rest of its file
-        # (`rerank.rest_of_files`). A pasted issue wants files: whole-file evidence stays whole.
-        sizes = (
-            {}
-            if arms.long_query
-            else self.indexer.file_sizes(list({c.path for c, _ in candidates if c.path in files}))
-        )
+        # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
+        paths = list({c.path for c, _ in candidates if c.path in files})
+        sizes = {} if arms.long_query else self.indexer.file_sizes(paths)
         held = {c.id: literal_score(c.text, literals) for c, _ in candidates} if literals else {}
         literal_scores = {doc: share for doc, share in held.items() if share > 0}
-        return rerank(candidates, files, evidence, priors, weights, sizes, literal_scores)
+        raised = frozenset(literals.raised)  # error classes below the code raising them
+        return rerank(candidates, files, evidence, priors, weights, sizes, literal_scores, raised)
 
     def _short_weights(self, arms: _Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the

@@ -130,3 +130,43 @@ def test_a_quoted_message_ranks_the_code_that_writes_it_first(tmp_path: Path) ->
     with hash_searcher(tmp_path, FILES) as searcher:
         hits = searcher.search(question).hits
     assert hits[0].chunk.symbol == "read_table"
+
+
+HONO = {
+    "src/http-exception.ts": """
+/**
+ * `HTTPException` must be used when a fatal error such as authentication failure occurs.
+ */
+export class HTTPException extends Error {
+  /** Creates an instance of `HTTPException`. */
+  constructor(status = 500, options?: HTTPExceptionOptions) {
+    super(options?.message, { cause: options?.cause })
+    this.status = status
+  }
+
+  /** Returns the response object associated with the exception. */
+  getResponse(): Response {
+    return new Response(this.message, { status: this.status })
+  }
+}
+""",
+    "src/middleware/bearer-auth/index.ts": """
+export const bearerAuth = (options: BearerAuthOptions): MiddlewareHandler => {
+  return async function bearerAuth(c, next) {
+    const header = c.req.header(options.headerName || 'Authorization')
+    if (!header) {
+      throw new HTTPException(401, { res: unauthorizedResponse(c) })
+    }
+    await next()
+  }
+}
+""",
+}
+
+
+def test_the_code_that_throws_ranks_above_the_class_it_throws(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, HONO) as searcher:
+        hits = searcher.search("where is HTTPException thrown").hits
+    assert hits[0].chunk.symbol == "bearerAuth"
+    # The class and its methods follow; none of them throws it.
+    assert {h.chunk.symbol for h in hits[1:4]} >= {"HTTPException"}
