@@ -127,6 +127,9 @@ class Evidence:
 
     paths: dict[str, float]
     functions: dict[str, float]  # (path-less) function name → strength; last frame strongest
+    # Where it failed: the last frame inside the workspace that names a function and resolves
+    # to one file (path, line, function).
+    failing: tuple[str, int, str] | None = None
 
 
 def resolve(mentions: Mentions, resolver: PathResolver) -> Evidence:
@@ -142,14 +145,17 @@ def resolve(mentions: Mentions, resolver: PathResolver) -> Evidence:
     # Frames outside the workspace (the standard library, site-packages of other projects)
     # resolve to nothing; "last" means the last frame that is in the workspace.
     frames = [(f, found) for f in mentions.frames if (found := resolver.resolve_path(f.path))]
+    failing = None
     for i, (frame, resolved) in enumerate(frames):
         last = i == len(frames) - 1
         note(resolved, 1.0 if last else 0.8)
         if frame.function and not frame.function.startswith("<"):
             name = frame.function.rsplit(".", 1)[-1]
             functions[name] = max(functions.get(name, 0.0), 1.0 if last else 0.6)
+            if last and len(resolved) == 1:
+                failing = (resolved[0], frame.line, name)
     for written in mentions.files:
         note(resolver.resolve_path(written), 0.8)
     for chain in mentions.dotted:
         note(resolver.resolve_dotted(chain), 0.5)
-    return Evidence(paths=paths, functions=functions)
+    return Evidence(paths=paths, functions=functions, failing=failing)

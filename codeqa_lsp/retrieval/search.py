@@ -64,6 +64,7 @@ from codeqa_lsp.retrieval.rerank import (
     LONG_QUERY_WEIGHTS,
     SHORT_QUERY_WEIGHTS,
     Weights,
+    failing_frame_first,
     normalized_files,
     rerank,
 )
@@ -166,6 +167,7 @@ class HybridSearcher:
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 ranked = members_of_strong_owners(ranked)
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
+            ranked = failing_frame_first(ranked, self._evidence(query), arms.long_query)
             if exact_ids and info.is_navigation:
                 ranked = named_first(ranked, exact_ids, info.identifiers)
             if uses:

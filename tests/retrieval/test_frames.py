@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from codeqa_lsp.retrieval.frames import Frame, find_frames
-from codeqa_lsp.retrieval.mentions import PathResolver, find_mentions, resolve
+from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
+from codeqa_lsp.retrieval.rerank import failing_frame_first
+from tests.chunks import chunk_of
 from tests.retrieval.searchers import hash_searcher
 
 JAVA = """Exception in thread "main" com.google.gson.JsonSyntaxException: java.lang.IllegalStateException: Expected BEGIN_OBJECT but was STRING at line 1 column 1 path $
@@ -190,3 +192,66 @@ def test_a_pasted_trace_finds_the_function_of_its_failing_frame(
     with hash_searcher(tmp_path, FILES) as searcher:
         top = searcher.search(trace, top_k=3).hits[0].chunk
         assert (top.path, top.symbol) == expected
+
+
+LIFESPAN = {
+    "starlette/routing.py": '''
+class _AsyncLiftContextManager:
+    async def __aenter__(self):
+        return await self._cm.__aenter__()
+
+
+class _DefaultLifespan:
+    def __init__(self, router):
+        self._router = router
+
+    async def __aenter__(self):
+        await self._router.startup()
+
+    async def __aexit__(self, *exc_info):
+        await self._router.shutdown()
+
+
+class Router:
+    async def startup(self):
+        """Run any `.on_startup` event handlers."""
+        for handler in self.on_startup:
+            await handler()
+
+    async def lifespan(self, scope, receive, send):
+        """Handle ASGI lifespan messages, which allows us to manage application startup and
+        shutdown events."""
+        async with self.lifespan_context(app) as maybe_state:
+            await send({"type": "lifespan.startup.complete"})
+''',
+}
+LIFESPAN_TRACE = """Traceback (most recent call last):
+  File "/app/.venv/lib/python3.12/site-packages/starlette/routing.py", line 25, in lifespan
+    async with self.lifespan_context(app) as maybe_state:
+  File "/app/.venv/lib/python3.12/site-packages/starlette/routing.py", line 10, in __aenter__
+    await self._router.startup()
+  File "/app/.venv/lib/python3.12/site-packages/starlette/routing.py", line 19, in startup
+    await handler()
+TypeError: 'NoneType' object is not callable
+"""
+
+
+def test_a_pasted_traceback_leads_with_the_function_it_failed_in(tmp_path: Path) -> None:
+    # `__aenter__` is shaped like an identifier and named by a frame, so the fast path
+    # boosts both `__aenter__` methods; `startup`, where it failed, is a plain word.
+    with hash_searcher(tmp_path, LIFESPAN) as searcher:
+        top = searcher.search(LIFESPAN_TRACE, top_k=3).hits[0].chunk
+        assert (top.path, top.symbol) == ("starlette/routing.py", "Router.startup")
+
+
+def test_a_pasted_issue_moves_its_failing_function_only_from_the_first_places() -> None:
+    chunks = [chunk_of("def f():\n    pass\n", "pkg/a.py", f"f{n}") for n in range(8)]
+    ranked = [(c, 1.0 - n / 10) for n, c in enumerate(chunks)]
+    evidence = Evidence(paths={"pkg/a.py": 1.0}, functions={}, failing=("pkg/a.py", 1, "f6"))
+    # A question: from anywhere. A pasted issue: not from 7th (its file's Acc@5 must hold).
+    assert failing_frame_first(ranked, evidence)[0][0].symbol == "f6"
+    assert failing_frame_first(ranked, evidence, long_query=True) == ranked
+    near = Evidence(paths={"pkg/a.py": 1.0}, functions={}, failing=("pkg/a.py", 1, "f3"))
+    moved = failing_frame_first(ranked, near, long_query=True)
+    assert [c.symbol for c, _ in moved[:2]] == ["f3", "f0"]
+    assert [s for _, s in moved] == sorted((s for _, s in moved), reverse=True)
