@@ -30,7 +30,7 @@ from codeqa_lsp.index.model import (
     ProgressCallback,
     UpdateReport,
 )
-from codeqa_lsp.retrieval.model import SearchResponse
+from codeqa_lsp.retrieval.model import SearchResponse, Use
 
 if TYPE_CHECKING:
     from codeqa_lsp.answering.conversation import ConversationStore
@@ -229,8 +229,9 @@ class CodeBase:
         with self._leases.held():
             return self.indexer.get_chunks(ids)
 
-    def uses(self, definition: Chunk, limit: int) -> list[Chunk]:
-        """Indexed chunks whose code uses `definition`'s name (`retrieval/uses.py`)."""
+    def uses(self, definition: Chunk, limit: int) -> list[Use]:
+        """Indexed chunks whose code uses `definition`'s name, with the lines where they do
+        (`retrieval/uses.py`)."""
         from codeqa_lsp.retrieval.uses import uses_of
 
         with self._leases.held():

@@ -57,7 +57,7 @@ from codeqa_lsp.chunking.scanner import decode_source
 from codeqa_lsp.chunking.secret_rules import secret_content_rule, secret_name_rule
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters
-from codeqa_lsp.retrieval.model import SearchHit
+from codeqa_lsp.retrieval.model import SearchHit, Use
 
 log = logging.getLogger("codeqa_lsp.answering")
 
@@ -197,11 +197,12 @@ class Answerer:
             )
             return
         target, callees, resolver = found
-        callers = self._callers(target, callees)
+        uses = self._callers(target, callees)
+        callers = [use.chunk for use in uses]
         prompt = build_explain_prompt(
             target, callees, self.settings.context_tokens, self.redactor, callers
         )
-        caller_ids = {c.id for c in callers}
+        calls = {use.chunk.id: use.lines[0] for use in uses}  # where each caller calls it
         yield from self._generate(
             "explain",
             target.id,
@@ -211,9 +212,10 @@ class Answerer:
             use_cache,
             lambda chunks, note: extractive_explanation(
                 chunks[0],
-                [c for c in chunks[1:] if c.id not in caller_ids],
+                [c for c in chunks[1:] if c.id not in calls],
                 note,
-                [c for c in chunks[1:] if c.id in caller_ids],
+                [c for c in chunks[1:] if c.id in calls],
+                calls,
             ),
             cancel,
         )
@@ -288,16 +290,16 @@ class Answerer:
             target, file_chunks, self.source.definitions, self.source.get_chunks, MAX_CALLEES
         )
 
-    def _callers(self, target: Chunk, callees: Sequence[Chunk]) -> list[Chunk]:
-        """Indexed code that uses `target` (not already a callee); none when the index
-        cannot say (closed, rebuilding): the explanation goes on without them."""
+    def _callers(self, target: Chunk, callees: Sequence[Chunk]) -> list[Use]:
+        """Indexed code that uses `target` (not already a callee), with where; none when the
+        index cannot say (closed, rebuilding): the explanation goes on without them."""
         try:
             found = self.source.uses(target, MAX_CALLERS)
         except Exception as exc:
             log.warning("explain: looking up the uses of %s failed: %s", target.symbol, exc)
             return []
         known = {target.id, *(c.id for c in callees)}
-        return [c for c in found if c.id not in known]
+        return [use for use in found if use.chunk.id not in known]
 
     # -- generation ------------------------------------------------------------------------
     def _get_provider(self) -> Provider | None:

@@ -16,7 +16,6 @@ from codeqa_lsp.answering.markdown import code_fence, code_span
 from codeqa_lsp.answering.sanitize import sanitize_markdown
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import query_terms, tokenize
-from codeqa_lsp.retrieval.uses import use_lines
 
 MAX_ITEMS = 5
 MAX_MATCHING_LINES = 3
@@ -162,10 +161,11 @@ def extractive_answer(
     items = [describe_chunk(n, c, question, weights) for n, c in enumerate(shown, 1)]
     if not items:
         return f"{note}\n\nThe index has no code matching this question."
-    users = [(n, c) for n, c in enumerate(shown, 1) if (calls or {}).get(c.id)]
+    calls = calls or {}
+    users = [(n, c) for n, c in enumerate(shown, 1) if calls.get(c.id)]
     if users:
         places = ", ".join(
-            f"{code_span(c.symbol)} at {code_span(f'{c.path}:{(calls or {})[c.id][0]}')} [{n}]"
+            f"{code_span(c.symbol)} at {code_span(f'{c.path}:{calls[c.id][0]}')} [{n}]"
             for n, c in users
         )
         items.insert(0, f"Used by: {places}.")
@@ -173,17 +173,21 @@ def extractive_answer(
 
 
 def extractive_explanation(
-    target: Chunk, callees: Sequence[Chunk], note: str, callers: Sequence[Chunk] = ()
+    target: Chunk,
+    callees: Sequence[Chunk],
+    note: str,
+    callers: Sequence[Chunk] = (),
+    calls: Mapping[str, int] | None = None,
 ) -> str:
     """What the index knows about `target` ([1]), the definitions it calls ([2]..) and the
-    code that uses it (numbered after those)."""
+    code that uses it (numbered after those), each at the line where it calls (`calls`, by
+    chunk id), not where it starts."""
     parts = [note, describe_chunk(1, target)]
     if callees:
         parts.append(f"It calls: {_places(callees, 2)}.")
     if callers:
-        # Where each one calls it, not where it starts.
-        calls = [next(iter(use_lines(c, target.name)), c.start_line) for c in callers]
-        parts.append(f"It is used by: {_places(callers, 2 + len(callees), calls)}.")
+        lines = [(calls or {}).get(c.id, c.start_line) for c in callers]
+        parts.append(f"It is used by: {_places(callers, 2 + len(callees), lines)}.")
     return "\n\n".join(parts)
 
 

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.filters import SearchFilters
-from codeqa_lsp.retrieval.model import SearchResponse
+from codeqa_lsp.retrieval.model import SearchResponse, Use
 
 
 class CodeSource(Protocol):
@@ -39,9 +39,9 @@ class CodeSource(Protocol):
         """Indexed definitions whose symbol is `name` or ends with `.name` (callees)."""
         ...
 
-    def uses(self, definition: Chunk, limit: int) -> list[Chunk]:
-        """Indexed chunks whose code uses the definition's name (explain's callers;
-        `retrieval/uses.py`)."""
+    def uses(self, definition: Chunk, limit: int) -> list[Use]:
+        """Indexed chunks whose code uses the definition's name, with the lines where they do
+        (explain's callers; `retrieval/uses.py`)."""
         ...
 
     def chunk_text(self, path: str, text: str) -> list[Chunk]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from codeqa_lsp.chunking.model import Chunk
 
@@ -19,6 +20,15 @@ class SearchHit:
     exact_symbol: bool = False  # promoted by the exact-symbol fast path
     # A question about uses (`who calls f?`): the lines (1-based) where this hit uses `f`.
     use_lines: tuple[int, ...] = ()
+
+
+class Use(NamedTuple):
+    """A chunk that uses a name, and the lines (1-based, in the file) where it does: where a
+    caller calls, so a click or an agent lands on the call, not on the caller's first line
+    (`uses.py`)."""
+
+    chunk: Chunk
+    lines: tuple[int, ...]
 
 
 @dataclass(frozen=True)

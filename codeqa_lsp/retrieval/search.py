@@ -68,7 +68,7 @@ from codeqa_lsp.retrieval.rerank import (
     normalized_files,
     rerank,
 )
-from codeqa_lsp.retrieval.uses import asks_for_uses, use_lines, uses_led, with_subject
+from codeqa_lsp.retrieval.uses import Used, asks_for_uses, uses_led, with_subject
 
 if TYPE_CHECKING:
     from codeqa_lsp.index.indexer import Indexer
@@ -156,18 +156,19 @@ class HybridSearcher:
         if uses:
             info = with_subject(info)  # `who calls getpreferredencoding` names a definition
         named_exists = False  # the query names a definition the index has (confidence)
-        used: dict[str, str] = {}  # uses that lead a question about uses → the name used
+        used: Used = {}  # a question about uses: the lines of each use
 
         if mode in _PIPELINE:
             # A pasted issue quotes code and output everywhere; literals are a question's
             # evidence (`literals.py` has the measurement).
             literals = NO_LITERALS if arms.long_query else find_literals(query, info.identifiers)
             ranked, exact_ids, named_exists = self._hybrid(info, arms, filters, literals)
-            ranked = self._second_stage(query, ranked, arms, filters, literals)
+            evidence = self._evidence(query)
+            ranked = self._second_stage(query, ranked, arms, filters, literals, evidence)
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 ranked = members_of_strong_owners(ranked)
                 ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
-            ranked = failing_frame_first(ranked, self._evidence(query), arms.long_query)
+            ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:
                 ranked = named_first(ranked, exact_ids, info.identifiers)
             if uses:
@@ -354,12 +355,11 @@ class HybridSearcher:
         ranked: list[tuple[Chunk, float]],
         arms: _Arms,
         filters: SearchFilters | None,
-        literals: Literals = NO_LITERALS,
+        literals: Literals,
+        evidence: Evidence,
     ) -> list[tuple[Chunk, float]]:
-        """File-level evidence, mentions and literals, then the feature reranker
-        (`rerank.py`)."""
+        """File-level evidence, mentions (`evidence`), literals, then the reranker (`rerank.py`)."""
         files = normalized_files(self.indexer.file_bm25(arms.terms, FILE_CANDIDATES))
-        evidence = self._evidence(query)
         present = {c.path for c, _ in ranked}
         strong = [p for p, s in sorted(files.items(), key=lambda i: -i[1])[:FILE_LIFT]]
         wanted = [p for p in dict.fromkeys([*evidence.paths, *strong]) if p not in present]
@@ -477,7 +477,7 @@ def _passing(
 
 
 def _hits(
-    ranked: Sequence[tuple[Chunk, float]], arms: _Arms, exact_ids: set[str], used: dict[str, str]
+    ranked: Sequence[tuple[Chunk, float]], arms: _Arms, exact_ids: set[str], used: Used
 ) -> list[SearchHit]:
     bm25 = {c.id: (rank, s) for rank, (c, s) in enumerate(arms.bm25, 1)}
     dense = {c.id: (rank, s) for rank, (c, s) in enumerate(arms.dense or [], 1)}
@@ -494,7 +494,7 @@ def _hits(
                 dense_rank=d_rank,
                 dense_score=d_score,
                 exact_symbol=chunk.id in exact_ids,
-                use_lines=use_lines(chunk, used[chunk.id]) if chunk.id in used else (),
+                use_lines=used.get(chunk.id, ()),
             )
         )
     return hits

@@ -26,7 +26,8 @@ from pathlib import PurePosixPath
 from codeqa_lsp.chunking.code_text import code_only
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
-from codeqa_lsp.retrieval.priors import chunk_kind
+from codeqa_lsp.retrieval.model import Use
+from codeqa_lsp.retrieval.priors import chunk_kind, is_non_code
 from codeqa_lsp.retrieval.query import (
     QueryInfo,
     looks_like_identifier,
@@ -67,8 +68,8 @@ DEEP_USE_CANDIDATES = 1000
 
 BM25Lookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]
 Ranked = list[tuple[Chunk, float]]
-# Chunk id → the name it uses, for each use that leads a ranking (`use_lines` reads it).
-Used = dict[str, str]
+# Chunk id → the lines where it uses the name, for each use that leads a ranking.
+Used = dict[str, tuple[int, ...]]
 
 
 # The name a question about uses is about, even when it is not shaped like an identifier
@@ -104,7 +105,7 @@ def uses_of(
     limit: int = MAX_USES,
     skip: Set[str] = frozenset(),
     name: str | None = None,
-) -> list[Chunk]:
+) -> list[Use]:
     """Up to `limit` chunks whose code uses the name of a definition in `named`, in the
     name's BM25 order, module chunks (imports, script code) last. `skip`: ids not to list
     (the named definitions as ranked).
@@ -117,7 +118,7 @@ def uses_of(
     names = {name} if name else {chunk.name for chunk in named}
     keys = {(chunk.path, chunk.symbol) for chunk in named}
     owners = {chunk.symbol.rsplit(".", 1)[0] for chunk in named if "." in chunk.symbol}
-    mentions: dict[str, tuple[Chunk, re.Pattern[str]]] = {}  # the name as a word, anywhere
+    mentions: dict[str, tuple[Chunk, str]] = {}  # chunk → the name it has as a word
     ambiguous = False
     for name in sorted(names):
         pattern = _word(name)
@@ -140,7 +141,7 @@ def uses_of(
             if chunk.symbol in owners and chunk.kind == "class":
                 continue  # the class skeleton listing the method's signature
             if pattern.search(chunk.text):
-                mentions[chunk.id] = (chunk, pattern)
+                mentions[chunk.id] = (chunk, name)
     listed = list(mentions.values())
     if ambiguous:
         paths = {path for path, _ in keys}
@@ -151,23 +152,26 @@ def uses_of(
         words |= {w[:1].lower() + w[1:] for w in words}  # `routeCollector` for RouteCollector
         qualifiers = [_word(w) for w in words if w]
         listed = [
-            (chunk, pattern)
-            for chunk, pattern in listed
+            (chunk, name)
+            for chunk, name in listed
             if chunk.path in paths or any(q.search(chunk.text) for q in qualifiers)
         ]
     # Library code first, then tests and examples; module-level code (imports) last. Stable:
     # BM25 order within each. Only as many are parsed (comments and strings blanked) as are
     # listed: a name used in hundreds of places costs `limit` parses, not hundreds.
     listed.sort(key=lambda item: (item[0].kind == "module", chunk_kind(item[0]) != "source"))
-    uses: list[Chunk] = []
-    for chunk, pattern in listed:
-        if _use_offsets(code_only(chunk.text, chunk.language), pattern):
-            uses.append(chunk)
+    uses: list[Use] = []
+    for chunk, name in listed:
+        lines = use_lines(chunk, name)
+        if lines:
+            uses.append(Use(chunk, lines))
             if len(uses) >= limit:
                 break
     # A use inside a nested function is listed there, not again as its enclosing one's.
-    inner = {(c.path, c.symbol.rsplit(".", 1)[0]) for c in uses if "." in c.symbol}
-    return [c for c in uses if (c.path, c.symbol) not in inner]
+    inner = {
+        (u.chunk.path, u.chunk.symbol.rsplit(".", 1)[0]) for u in uses if "." in u.chunk.symbol
+    }
+    return [u for u in uses if (u.chunk.path, u.chunk.symbol) not in inner]
 
 
 # What precedes a name that a line defines rather than uses: `def f`, `fn f`, `func f`,
@@ -195,12 +199,10 @@ def _use_offsets(code: str, pattern: re.Pattern[str]) -> list[int]:
 
 
 def use_lines(chunk: Chunk, name: str) -> tuple[int, ...]:
-    """The lines (1-based, in the file) where `chunk`'s code uses `name`: where a caller
-    calls, so a click or an agent lands on the call, not on the caller's first line."""
+    """The lines (1-based, in the file) where `chunk`'s code uses `name`."""
     code = code_only(chunk.text, chunk.language)
     offsets = _use_offsets(code, _word(name))
-    lines = (chunk.start_line + code.count("\n", 0, offset) for offset in offsets)
-    return tuple(dict.fromkeys(lines))
+    return tuple(dict.fromkeys(chunk.start_line + code.count("\n", 0, at) for at in offsets))
 
 
 def _word(name: str) -> re.Pattern[str]:
@@ -211,7 +213,7 @@ def _is_code(chunk: Chunk) -> bool:
     """Code can use a name; a guide's example or a changelog entry that quotes it does not
     (marshmallow: "who calls _deserialize" listed docs/custom_fields.rst and three changelog
     sections after its two callers)."""
-    return chunk.kind != "section" and chunk_kind(chunk) not in ("doc", "changelog", "meta")
+    return chunk.kind != "section" and chunk_kind(chunk) != "doc" and not is_non_code(chunk.path)
 
 
 def _module(path: str) -> str:
@@ -244,7 +246,7 @@ def uses_first(
 ) -> tuple[Ranked, Used]:
     """`ranked` with the named definitions first, then up to `MAX_USES` chunks that use them
     (library code before tests; those already ranked in their order, then the others by the
-    name's BM25), then the rest; and the name each use uses. Scores stay in descending order
+    name's BM25), then the rest; and the lines of each use. Scores stay in descending order
     (folders' results are merged by score).
 
     The subject is the first of the query's `identifiers` that names a definition: a
@@ -266,8 +268,7 @@ def uses_first(
     uses = _ranked_uses(ranked, named, lookup, name) if named else []
     if not uses:
         return ranked, {}
-    used = name or named[0].name
-    return _led_by(ranked, named + uses), {chunk.id: used for chunk in uses}
+    return _led_by(ranked, named + [u.chunk for u in uses]), {u.chunk.id: u.lines for u in uses}
 
 
 def overrides_used_first(
@@ -293,7 +294,7 @@ def overrides_used_first(
             if len(found) > most:
                 return ranked, {}  # `get`, `run`: by name alone a use could be anything's
             uses = _ranked_uses(ranked, found, lookup)
-            return _led_by(ranked, uses), {chunk.id: found[0].name for chunk in uses}
+            return _led_by(ranked, [u.chunk for u in uses]), {u.chunk.id: u.lines for u in uses}
     return ranked, {}
 
 
@@ -302,7 +303,7 @@ def _ranked_uses(
     named: Sequence[Chunk],
     lookup: BM25Lookup,
     name: str | None = None,
-) -> list[Chunk]:
+) -> list[Use]:
     """Up to `MAX_USES` uses of `named` (of `name`, when given): library code before tests,
     module code last, those already ranked in their order, then the others by the name's
     BM25."""
@@ -310,7 +311,11 @@ def _ranked_uses(
     position = {chunk.id: i for i, (chunk, _) in enumerate(ranked)}
     uses = sorted(
         found,
-        key=lambda c: (c.kind == "module", chunk_kind(c) != "source", position.get(c.id, 1 << 30)),
+        key=lambda u: (
+            u.chunk.kind == "module",
+            chunk_kind(u.chunk) != "source",
+            position.get(u.chunk.id, 1 << 30),
+        ),
     )
     return uses[:MAX_USES]
 

@@ -20,7 +20,7 @@ from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters
-from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
+from codeqa_lsp.retrieval.model import SearchHit, SearchResponse, Use
 
 GREET = '''\
 """Greetings."""
@@ -81,11 +81,12 @@ class MemorySource:
     def definitions(self, name: str) -> list[Chunk]:
         return [c for c in self.chunks() if c.symbol == name or c.symbol.endswith("." + name)]
 
-    def uses(self, definition: Chunk, limit: int) -> list[Chunk]:
+    def uses(self, definition: Chunk, limit: int) -> list[Use]:
+        call = f"{definition.name}("
         return [
-            c
+            Use(c, (c.start_line + c.text[: c.text.index(call)].count("\n"),))
             for c in self.chunks()
-            if c.name != definition.name and f"{definition.name}(" in c.text
+            if c.name != definition.name and call in c.text
         ][:limit]
 
     def chunk_text(self, path: str, text: str) -> list[Chunk]:

@@ -308,7 +308,7 @@ def test_the_callers_of_an_overridden_method_lead(tmp_path: Path) -> None:
         named = [c for c in searcher.indexer.definitions("_deserialize") if c.part == 0]
         assert len(named) == 10  # the base, eight fields, the test's own field
         found = uses_of(named, searcher.indexer.bm25_terms, skip={c.id for c in named})
-        assert {c.symbol for c in found} == {"Field.deserialize", "Schema.load"}
+        assert {use.chunk.symbol for use in found} == {"Field.deserialize", "Schema.load"}
         plain = _ranked(searcher, "what does _deserialize do?")
         assert "pkg/schema.py:Schema.load" not in plain[:2]
 
@@ -415,7 +415,7 @@ def test_a_name_overridden_thirty_times_has_uses_if_it_is_shaped_like_one(
 
     ranked = [(c, 1.0 - i / 100) for i, c in enumerate(overrides)]
     led, used = overrides_used_first(ranked, [name], definitions, lookup)
-    assert (used == {caller.id: name}) is listed
+    assert (used == {caller.id: (2,)}) is listed  # the caller, at the line of its call
     assert (led[0][0] is caller) is listed
 
 

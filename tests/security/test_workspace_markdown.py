@@ -10,6 +10,7 @@ so a JavaScript template literal is quoted exactly instead of losing its backtic
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from codeqa_lsp.answering.markdown import code_fence, code_span
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.server.convert import file_uri
 from codeqa_lsp.server.hover import definition_markdown
+from tests.chunks import chunk_of
 from tests.security.test_sanitize import ATTACKS, active_markup
 
 _PARSE = MarkdownIt("commonmark")
@@ -33,19 +35,8 @@ def hostile_chunk(
     symbol: str = "apply_discount",
 ) -> Chunk:
     body = text or f'def apply_discount(total):\n    """{doc}"""\n    return total\n'
-    return Chunk(
-        path=path,
-        symbol=symbol,
-        kind="function",
-        language=language,
-        start_line=3,
-        end_line=3 + body.count("\n"),
-        start_byte=0,
-        end_byte=len(body.encode()),
-        text=body,
-        signature=body.split("\n", 1)[0],
-        doc=doc,
-    )
+    chunk = chunk_of(body, path, symbol, language=language, start_line=3)
+    return replace(chunk, signature=body.split("\n", 1)[0], doc=doc)
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
