@@ -11,7 +11,7 @@ identifier plus words that all stand (stemmed) in the question is lifted.
 The lift (`COMPOUND_BOOST`) is set by reasoning and two cases, not measured on a set: no
 question of the 100 or of the tryout names such a compound (both rank identically with the
 lift at 0.25, 0.5 and 0.75 of the best score, 2026-11-26). A named definition's 0.5
-(`search.SYMBOL_BOOST`) left the compound under a class whose name and doc repeat the
+(`named.SYMBOL_BOOST`) left the compound under a class whose name and doc repeat the
 identifier (`EnumTypeAdapterFactory`, tests/retrieval/test_compounds.py); 0.75 puts it next
 to the named definition there and in gson, where it was 19th.
 """

@@ -17,10 +17,8 @@ question without its leading "how does ..." 0.86 / 0.739; its content words alon
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate, title_terms
 
@@ -85,17 +83,6 @@ def analyze(query: str) -> QueryInfo:
         t for t in tokenize(dotted) if t not in STOPWORDS and t not in ident_tokens
     )
     return QueryInfo(text=query, identifiers=tuple(identifiers), other_terms=tuple(other))
-
-
-def named_first(
-    ranked: list[tuple[Chunk, float]], named: set[str], identifiers: Sequence[str] = ()
-) -> list[tuple[Chunk, float]]:
-    """A navigation query's named definitions (ids) stay first after reranking; among them,
-    one whose whole symbol is a query identifier (`getPath` the function, before the
-    `*Processor.getPath` methods in hono) comes first."""
-    head = [item for item in ranked if item[0].id in named]
-    head.sort(key=lambda item: item[0].symbol not in identifiers)
-    return head + [item for item in ranked if item[0].id not in named]
 
 
 def symbol_matches(symbol: str, identifier: str) -> bool:

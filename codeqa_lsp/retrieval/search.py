@@ -12,9 +12,9 @@ The pipeline for one query:
 4. class- and module-level evidence: the members of a class or file that ranks high gain
    (`classes.py`); a nested function's enclosing function just above it, and the nested
    one folded into it (`enclosing.py`);
-5. exact-symbol fast path: definitions the query names (constants too, `constants.py`) are
-   put first for a navigation query (`where is parse_args`) and boosted for a question that
-   mentions them, as are definitions named after what the question does to them
+5. exact-symbol fast path (`named.py`): definitions the query names (constants too,
+   `constants.py`) are put first for a navigation query (`where is parse_args`) and boosted for
+   a question that mentions them, as are definitions named after what the question does to them
    (`compounds.py`); a question about their uses (`who calls parse_args`) gets the code that
    uses them next, with the lines of the uses (`uses.py`);
 6. judge confidence (`floor.py`) and report the share of chunks embedded.
@@ -39,7 +39,6 @@ from codeqa_lsp.index.tokens import query_terms
 from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.compounds import compounds_lifted
-from codeqa_lsp.retrieval.constants import assigned
 from codeqa_lsp.retrieval.duplicates import distinct_places
 from codeqa_lsp.retrieval.enclosing import enclosing_first
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
@@ -50,15 +49,14 @@ from codeqa_lsp.retrieval.issue_text import strip_boilerplate
 from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_score
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
-from codeqa_lsp.retrieval.priors import QueryPriors, chunk_kind
+from codeqa_lsp.retrieval.named import named_definitions, named_first, with_named
+from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
     QueryInfo,
     analyze,
     best_named_per_file,
-    named_first,
     salient_terms,
-    symbol_matches,
 )
 from codeqa_lsp.retrieval.rerank import (
     LONG_QUERY_WEIGHTS,
@@ -88,9 +86,6 @@ CANDIDATES = 50
 # still rise. Measured on the 100 questions: local +0.01 hit@5 and MRR@10 (CoSQA even);
 # hash -0.01 hit@5, +0.01 MRR@10. Single-arm modes keep `CANDIDATES`.
 BM25_CANDIDATES = 100
-# A named definition in a longer question gains this share of the best fused score: enough
-# to lift it into the top results, not enough to bury what the question is really about.
-SYMBOL_BOOST = 0.5
 # Whole-file BM25 candidates (files) consulted per query, and how many of the best files
 # that no chunk candidate comes from get their best-matching chunks added ("lifted";
 # `query.LIFT_CHUNKS_PER_FILE` each).
@@ -324,7 +319,8 @@ class HybridSearcher:
         # Compounds and constants for questions only: a pasted issue names dozens of identifiers.
         question = not arms.long_query
         fused = compounds_lifted(fused, info, chunks) if question else fused
-        found = self._named_definitions(info, filters, constants=question)
+        lookup = partial(self.indexer.bm25_terms, filters=filters) if question else None
+        found = named_definitions(info, partial(self._definitions, filters=filters), lookup)
         # An error the question says is raised is asked about where it is raised, not where
         # its class is defined (`literals.py`).
         named = [c for c in found if c.symbol.rsplit(".", 1)[-1] not in literals.raised]
@@ -333,20 +329,7 @@ class HybridSearcher:
         for chunk in named:
             chunks.setdefault(chunk.id, chunk)
         named_ids = [c.id for c in named]
-        best = fused[0][1] if fused else 1.0
-        if info.is_navigation:
-            # Named definitions first, in fused order when the arms found them too.
-            position = {doc: i for i, (doc, _) in enumerate(fused)}
-            named_ids.sort(key=lambda doc: position.get(doc, len(position)))
-            top = best + 1.0
-            head = [(doc, top - i * 1e-6) for i, doc in enumerate(named_ids)]
-            rest = [(doc, s) for doc, s in fused if doc not in set(named_ids)]
-            order = head + rest
-        else:
-            scores = dict(fused)
-            for doc in named_ids:
-                scores[doc] = scores.get(doc, 0.0) + SYMBOL_BOOST * abs(best)
-            order = sorted(scores.items(), key=lambda item: -item[1])
+        order = with_named(fused, named_ids, info.is_navigation)
         return [(chunks[doc], score) for doc, score in order], set(named_ids), True
 
     def _second_stage(
@@ -437,37 +420,11 @@ class HybridSearcher:
     def _definitions(self, name: str, filters: SearchFilters | None) -> list[Chunk]:
         return [c for c in self.indexer.definitions(name) if chunk_passes(c, filters)]
 
-    def _named_definitions(
-        self, info: QueryInfo, filters: SearchFilters | None, constants: bool = True
-    ) -> list[Chunk]:
-        """Indexed definitions the query names, at most a handful (`get` defined fifty times
-        is no fast path); with `constants`, code assigning a name nothing else defines."""
-        found: dict[str, Chunk] = {}
-        for ident in info.identifiers:
-            name = ident.rsplit(".", 1)[-1]
-            matches = [
-                c
-                for c in self.indexer.definitions(name)
-                if symbol_matches(c.symbol, ident) and chunk_passes(c, filters) and c.part == 0
-            ]
-            if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
-                matches = [c for c in matches if chunk_kind(c) != "test"] or matches
-            if constants and not matches and "." not in ident:
-                lookup = partial(self.indexer.bm25_terms, filters=filters)
-                matches = assigned(ident, lookup, MAX_NAMED_DEFINITIONS)
-            if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
-                for chunk in matches:
-                    found.setdefault(chunk.id, chunk)
-        return list(found.values())
-
     def close(self) -> None:
         with self._pool_lock:
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
                 self._pool = None
-
-
-MAX_NAMED_DEFINITIONS = 5
 
 
 def _passing(

@@ -49,7 +49,7 @@ _ASKS_FOR_USES = re.compile(
 # Uses placed after the named definitions; the rest keep their ranks below them.
 MAX_USES = 10
 # A plain word defined more often than this is too common to tell its uses by name (`get`,
-# `run`); up to it, a name the fast path leaves (more than `search.MAX_NAMED_DEFINITIONS`) is
+# `run`); up to it, a name the fast path leaves (more than `named.MAX_NAMED_DEFINITIONS`) is
 # an overridden method, and every call of the name is a call of one of its definitions. A
 # name shaped like an identifier (`_deserialize`, `parseNode`) says what it is however often
 # it is overridden (marshmallow defines `_deserialize` 25 times, tests included), up to

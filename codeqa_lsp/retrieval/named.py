@@ -1,0 +1,78 @@
+"""The exact-symbol fast path: definitions a query names, first or boosted.
+
+`where is parse_args` wants the definition of `parse_args` first, whatever the arms say; a
+longer question that mentions `parse_args` wants it lifted, not forced above what the question
+is really about. Which definitions a query names (`named_definitions`) and what that does to
+the fused order (`with_named`, and `named_first` after the second stage) live here;
+`search.py` calls them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.retrieval.constants import assigned
+from codeqa_lsp.retrieval.priors import chunk_kind
+from codeqa_lsp.retrieval.query import QueryInfo, symbol_matches
+
+# A name defined in more places than this is no fast path (`get` defined fifty times): the
+# arms rank its definitions like any other candidates.
+MAX_NAMED_DEFINITIONS = 5
+# A named definition in a longer question gains this share of the best fused score: enough
+# to lift it into the top results, not enough to bury what the question is really about.
+SYMBOL_BOOST = 0.5
+
+Definitions = Callable[[str], list[Chunk]]  # name → its definitions passing the filters
+TermLookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]  # BM25 terms, limit
+
+
+def named_definitions(
+    info: QueryInfo, definitions: Definitions, constants: TermLookup | None = None
+) -> list[Chunk]:
+    """Indexed definitions the query names, at most a handful per identifier; with
+    `constants` (a BM25 lookup), code assigning a name nothing else defines
+    (`constants.py`)."""
+    found: dict[str, Chunk] = {}
+    for ident in info.identifiers:
+        name = ident.rsplit(".", 1)[-1]
+        matches = [c for c in definitions(name) if symbol_matches(c.symbol, ident) and c.part == 0]
+        if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
+            matches = [c for c in matches if chunk_kind(c) != "test"] or matches
+        if constants is not None and not matches and "." not in ident:
+            matches = assigned(ident, constants, MAX_NAMED_DEFINITIONS)
+        if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
+            for chunk in matches:
+                found.setdefault(chunk.id, chunk)
+    return list(found.values())
+
+
+def with_named(
+    fused: list[tuple[str, float]], named_ids: list[str], navigation: bool
+) -> list[tuple[str, float]]:
+    """The fused order (ids, scores) with the named definitions first for a navigation
+    query (in fused order where the arms found them too), boosted by `SYMBOL_BOOST` of the
+    best score for a question."""
+    best = fused[0][1] if fused else 1.0
+    if navigation:
+        position = {doc: i for i, (doc, _) in enumerate(fused)}
+        ordered = sorted(named_ids, key=lambda doc: position.get(doc, len(position)))
+        top = best + 1.0
+        head = [(doc, top - i * 1e-6) for i, doc in enumerate(ordered)]
+        named = set(ordered)
+        return head + [(doc, s) for doc, s in fused if doc not in named]
+    scores = dict(fused)
+    for doc in named_ids:
+        scores[doc] = scores.get(doc, 0.0) + SYMBOL_BOOST * abs(best)
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def named_first(
+    ranked: list[tuple[Chunk, float]], named: set[str], identifiers: Sequence[str] = ()
+) -> list[tuple[Chunk, float]]:
+    """A navigation query's named definitions (ids) stay first after reranking; among them,
+    one whose whole symbol is a query identifier (`getPath` the function, before the
+    `*Processor.getPath` methods in hono) comes first."""
+    head = [item for item in ranked if item[0].id in named]
+    head.sort(key=lambda item: item[0].symbol not in identifiers)
+    return head + [item for item in ranked if item[0].id not in named]
