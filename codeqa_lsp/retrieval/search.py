@@ -51,6 +51,7 @@ from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions,
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
 from codeqa_lsp.retrieval.named import named_definitions, named_first, with_named
 from codeqa_lsp.retrieval.priors import QueryPriors
+from codeqa_lsp.retrieval.project import name_terms, text_without_name
 from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
     QueryInfo,
@@ -129,6 +130,7 @@ class HybridSearcher:
         self._pool: ThreadPoolExecutor | None = None
         self._resolver: tuple[tuple[int, ...], PathResolver] | None = None
         self._pool_lock = threading.Lock()
+        self._name_terms: frozenset[str] | None = None  # the project's name (`project.py`)
 
     def search(
         self,
@@ -226,6 +228,8 @@ class HybridSearcher:
         # The embedder reads only its first 256 tokens: of a pasted issue, the title and
         # what follows once the template's comments and environment listings are gone.
         dense_text = strip_boilerplate(query) if long_query else query
+        if mode == "hybrid" and not long_query:  # "how does cobra ...": the project
+            dense_text = text_without_name(query, self._project_name_terms())
         bm25_limit = max(limit, BM25_CANDIDATES) if mode in _PIPELINE else limit
         # A question's dense arm also gives the BM25 list of its feedback words.
         fed_limit = bm25_limit if mode == "hybrid" and not long_query else 0
@@ -260,6 +264,11 @@ class HybridSearcher:
             if mode == "hybrid":
                 arms.cosines.update(self._complete_cosines(dense_text, arms))
         return arms
+
+    def _project_name_terms(self) -> frozenset[str]:
+        if self._name_terms is None:
+            self._name_terms = name_terms(self.indexer.root)
+        return self._name_terms
 
     def _salient(self, query: str, terms: list[str]) -> list[str]:
         """A long pasted text's BM25 terms: the salient ones (by IDF over files, code-shaped
