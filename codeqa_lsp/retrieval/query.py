@@ -22,7 +22,11 @@ from dataclasses import dataclass
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate, title_terms
 
-_BACKTICKED = re.compile(r"`([A-Za-z_$][\w$.]*)(?:\(\))?`")
+_BACKTICKED = re.compile(r"`([A-Za-z_$][\w$.]*)(?:\(\)|!)?`")
+# A Rust macro as its users write it: `json!(...)`, `vec![...]`, "the json! macro" (serde_json:
+# "where is the json! macro defined" ranked three helper macros above `macro_rules! json`).
+# Not a word before an exclamation mark in prose ("it works!").
+_MACRO = re.compile(r"(?<![\w$])([A-Za-z_]\w*)!(?=[(\[{]|\s+macros?\b)")
 _CANDIDATE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?")
 _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]")
 # An acronym then a word: `HTTPException`, `IOError`, `HTTPAdapter`, `XMLParser` (hono:
@@ -72,7 +76,7 @@ def with_dots(text: str) -> str:
 def analyze(query: str) -> QueryInfo:
     identifiers: dict[str, None] = {}
     dotted = with_dots(query)
-    for match in _BACKTICKED.finditer(dotted):
+    for match in (*_BACKTICKED.finditer(dotted), *_MACRO.finditer(dotted)):
         identifiers.setdefault(match.group(1), None)
     for match in _CANDIDATE.finditer(dotted):
         word = match.group().rstrip(".")

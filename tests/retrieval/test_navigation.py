@@ -45,3 +45,44 @@ def test_a_name_that_tests_also_define_still_names_the_library_definitions(
         # Nine definitions, four in tests: the five of the library lead, the function first.
         assert named[0] == "src/utils/url.ts:getPath"
         assert len(named) == 5 and not any("test" in name for name in named)
+
+
+# A macro's helpers share its name's words and are longer; the macro is what was asked for.
+MACROS = {
+    "src/macros.rs": """
+/// Construct a `Value` from a JSON literal.
+#[macro_export]
+macro_rules! json {
+    ($($json:tt)+) => {
+        json_internal!($($json)+)
+    };
+}
+
+#[macro_export]
+#[doc(hidden)]
+macro_rules! json_internal {
+    (null) => { $crate::Value::Null };
+    ([]) => { $crate::Value::Array(json_internal_vec![]) };
+    ({}) => { $crate::Value::Object($crate::Map::new()) };
+    ($other:expr) => { $crate::to_value(&$other).unwrap() };
+}
+
+#[macro_export]
+#[doc(hidden)]
+macro_rules! json_unexpected {
+    () => {};
+}
+
+#[macro_export]
+#[doc(hidden)]
+macro_rules! json_internal_vec {
+    ($($content:tt)*) => { vec![$($content)*] };
+}
+""",
+}
+
+
+def test_a_rust_macro_written_with_its_bang_is_navigated_to(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, MACROS) as searcher:
+        hits = searcher.search("where is the json! macro defined", top_k=3).hits
+        assert hits[0].chunk.symbol == "json" and hits[0].exact_symbol

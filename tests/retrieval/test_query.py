@@ -67,3 +67,19 @@ def test_an_acronym_then_a_word_is_an_identifier(word: str) -> None:
 @pytest.mark.parametrize("word", ["APIs", "URLs", "IDs", "JSON", "CPUs"])
 def test_plural_acronyms_are_words(word: str) -> None:
     assert not looks_like_identifier(word)
+
+
+@pytest.mark.parametrize(
+    ("query", "identifiers"),
+    [
+        ("where is the json! macro defined", ("json",)),
+        ('how does json!({"a": 1}) build a Value', ("json",)),
+        ("vec![1, 2]", ("vec",)),
+        ("why does `println!` panic", ("println",)),
+        # An exclamation mark in prose names nothing.
+        ("wow! the parser broke", ()),
+        ("it panics!", ()),
+    ],
+)
+def test_a_rust_macro_as_written_is_an_identifier(query: str, identifiers: tuple[str, ...]) -> None:
+    assert analyze(query).identifiers == identifiers
