@@ -158,7 +158,10 @@ class HybridSearcher:
         if mode in _PIPELINE:
             # A pasted issue quotes code and output everywhere; literals are a question's
             # evidence (`literals.py` has the measurement).
-            literals = NO_LITERALS if arms.long_query else find_literals(query, info.identifiers)
+            defined = partial(self._defines, filters=filters)
+            literals = (
+                NO_LITERALS if arms.long_query else find_literals(query, info.identifiers, defined)
+            )
             ranked, exact_ids, named_exists = self._hybrid(info, arms, filters, literals)
             evidence = self._evidence(query)
             ranked = self._second_stage(query, ranked, arms, filters, literals, evidence)
@@ -428,6 +431,9 @@ class HybridSearcher:
 
     def _definitions(self, name: str, filters: SearchFilters | None) -> list[Chunk]:
         return [c for c in self.indexer.definitions(name) if chunk_passes(c, filters)]
+
+    def _defines(self, name: str, filters: SearchFilters | None) -> bool:
+        return bool(self._definitions(name, filters))
 
     def close(self) -> None:
         with self._pool_lock:

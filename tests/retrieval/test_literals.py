@@ -75,7 +75,8 @@ def test_a_pasted_error_line_is_a_message() -> None:
         "Traceback (most recent call last):\nValueError: Row 3 has 2 cells where the header has 4"
     )
     literals = find_literals(query, [])
-    words = ("row", "3", "has", "2", "cells", "where", "the", "header", "has", "4")
+    # Numbers in what the user saw are runtime values the code formats in.
+    words = ("row", "has", "cells", "where", "the", "header", "has")
     assert literals.messages == ((words,),)
 
 
@@ -170,3 +171,93 @@ def test_the_code_that_throws_ranks_above_the_class_it_throws(tmp_path: Path) ->
     assert hits[0].chunk.symbol == "bearerAuth"
     # The class and its methods follow; none of them throws it.
     assert {h.chunk.symbol for h in hits[1:4]} >= {"HTTPException"}
+
+
+def test_a_pasted_error_lines_type_was_raised_if_the_workspace_defines_it() -> None:
+    def defined(name: str) -> bool:
+        return name in {"HttpStatusException", "SelectorParseException"}
+
+    jvm = find_literals(
+        "org.jsoup.HttpStatusException: HTTP error fetching URL. Status=404", [], defined
+    )
+    assert jvm.raised == ("HttpStatusException",)
+    assert jvm.messages == ((("http", "error", "fetching", "url", "status"),),)
+    code = 'throw new HttpStatusException("HTTP error fetching URL", status, url);'
+    assert literal_score(code, jvm) == 1.0
+    nested = find_literals(
+        'Exception in thread "main" org.jsoup.select.Selector$SelectorParseException: '
+        "Could not parse query 'div >': unexpected token",
+        [],
+        defined,
+    )
+    assert nested.raised == ("SelectorParseException",)
+    # A type the workspace does not define (a builtin) is raised in too many places.
+    assert (
+        find_literals("ValueError: invalid literal for int() with base 10", [], defined).raised
+        == ()
+    )
+
+
+JSOUP = {
+    "src/main/java/org/jsoup/HttpStatusException.java": """
+package org.jsoup;
+
+/**
+ * Signals that a HTTP request resulted in a not OK HTTP response: the HTTP status of the URL
+ * fetched, an HTTP error status such as 404 or 500, and the URL fetching it.
+ */
+public class HttpStatusException extends java.io.IOException {
+    private final int statusCode;
+    private final String url;
+
+    public HttpStatusException(String message, int statusCode, String url) {
+        super(message + ". Status=" + statusCode + ", URL=[" + url + "]");
+        this.statusCode = statusCode;
+        this.url = url;
+    }
+
+    public int getStatusCode() { return statusCode; }
+
+    public String getUrl() { return url; }
+}
+""",
+    "src/main/java/org/jsoup/helper/HttpConnection.java": """
+package org.jsoup.helper;
+
+public class HttpConnection {
+    static Response execute(Request req) throws IOException {
+        Response res = new Response(req);
+        int status = res.statusCode;
+        if (status < 200 || status >= 400) {
+            if (!req.ignoreHttpErrors())
+                throw new HttpStatusException("HTTP error fetching URL", status, req.url());
+        }
+        return res;
+    }
+
+    public Connection url(String url) {
+        req.url(new URL(url));
+        return this;
+    }
+
+    /** Fetching a URL: the HTTP status and URL of an error are in the response. */
+    public Connection ignoreHttpErrors(boolean ignoreHttpErrors) {
+        req.ignoreHttpErrors(ignoreHttpErrors);
+        return this;
+    }
+
+    /** The URL to fetch, and the HTTP error status to expect when fetching it fails. */
+    public Connection.Response response() {
+        return res;
+    }
+}
+""",
+}
+
+
+def test_a_pasted_error_line_finds_the_code_that_throws_it(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, JSOUP) as searcher:
+        hits = searcher.search(
+            "org.jsoup.HttpStatusException: HTTP error fetching URL. Status=404"
+        ).hits
+    assert hits[0].chunk.symbol == "HttpConnection.execute"
