@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 
 # A quoted string of one or two words is usually a name (a setting such as 'trust proxy',
 # a header such as 'content-type') that many chunks use, and one without a space is a flag
@@ -59,6 +60,11 @@ _ERROR_LINE = re.compile(
 # `new Error(...)`), `fatal: ...`, `panic: ...`: the prefix is part of what the code writes
 # (`error: unknown option '${flag}'`), so it stays in the message. Runtime values in it
 # (`--fooo`) are not in the code; the prefix keeps the run long enough to count.
+# A Python traceback's exception line, whatever its name ends in (`requests.exceptions.
+# InvalidURL: Invalid URL 'x': No host supplied`): the unindented line right after a frame's
+# indented lines; prose after the traceback ("Note: ...") follows no frame.
+_TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION_LINE = re.compile(r"(?:[\w$]+\.)*(?P<type>[A-Z]\w*)\s*:\s*(?P<message>\S.{8,300})")
 _PREFIXED_LINE = re.compile(
     r"^\s*((?:error|fatal|panic|warning)(?:\[\w+\])?\s*:\s*\S[^\n]{8,300})$",
     re.MULTILINE | re.IGNORECASE,
@@ -105,17 +111,31 @@ def find_literals(
     project's own error; `ValueError` is raised in too many places to point at one)."""
     messages: list[tuple[tuple[str, ...], ...]] = []
     quoted_texts = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(query)]
-    error_lines = list(_ERROR_LINE.finditer(query))
-    pasted = [*(m["message"] for m in error_lines), *_PREFIXED_LINE.findall(query)]
+    error_lines = [(m["type"], m["message"]) for m in _ERROR_LINE.finditer(query)]
+    error_lines += [line for line in _traceback_error_lines(query) if line not in error_lines]
+    pasted = [*(message for _, message in error_lines), *_PREFIXED_LINE.findall(query)]
     for quoted in [*quoted_texts, *pasted]:
         pieces = [tuple(_written(piece)) for piece in re.split(r"\.\.\.|…", quoted)]
         fragments = tuple(piece for piece in pieces if piece)
         is_message = len(quoted.split()) > 1 and sum(map(len, fragments)) >= MIN_MESSAGE_WORDS
         if is_message and fragments not in messages:
             messages.append(fragments)
-    types = [m["type"] for m in error_lines]
+    types = [error_type for error_type, _ in error_lines]
     raised = [*_raised(query, identifiers), *(t for t in types if defined(t))]
     return Literals(messages=tuple(messages), raised=tuple(dict.fromkeys(raised)))
+
+
+def _traceback_error_lines(query: str) -> list[tuple[str, str]]:
+    """(type, message) of each exception line of a pasted Python traceback."""
+    if _TRACEBACK not in query:
+        return []
+    found = []
+    lines = query[query.index(_TRACEBACK) :].splitlines()
+    for before, line in pairwise(lines):
+        match = _EXCEPTION_LINE.fullmatch(line.rstrip())
+        if match and before[:1] in (" ", "\t"):
+            found.append((match["type"], match["message"]))
+    return found
 
 
 def _raised(query: str, identifiers: Iterable[str]) -> tuple[str, ...]:

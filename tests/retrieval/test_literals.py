@@ -261,3 +261,17 @@ def test_a_pasted_error_line_finds_the_code_that_throws_it(tmp_path: Path) -> No
             "org.jsoup.HttpStatusException: HTTP error fetching URL. Status=404"
         ).hits
     assert hits[0].chunk.symbol == "HttpConnection.execute"
+
+
+def test_a_python_tracebacks_exception_line_is_an_error_line_whatever_its_name() -> None:
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "app.py", line 3, in <module>\n'
+        "    requests.get('http://')\n"
+        "requests.exceptions.InvalidURL: Invalid URL http: No host supplied\n"
+        "\n"
+        "Note: this happens every time I run it\n"
+    )
+    literals = find_literals(traceback, [], lambda name: name in {"InvalidURL", "Note"})
+    assert literals.raised == ("InvalidURL",)  # "Note:" follows no frame: prose
+    assert literals.messages == ((("invalid", "url", "http", "no", "host", "supplied"),),)
