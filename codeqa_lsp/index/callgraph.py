@@ -7,7 +7,9 @@ is done here, by scope, in the order a reader would look:
 1. `self.x()` / `cls.x()` / `this.x()`: a member of the enclosing class (same file), else
    the only method `x` in the file;
 2. a bare `f()`: a definition of `f` nested in the caller or at the top of the same file,
-   then what the file imports as `f`, then the only top-level `f` in the index;
+   then what the file imports as `f`, then the only top-level `f` in the index; in a language
+   where a bare call reaches the class's own methods (`IMPLICIT_THIS`), a method calling its
+   own name calls itself or an overload, never the enclosing class's namesake;
 3. `mod.f()` / `Class.f()`: through the file's imports (`mod` a module, `Class` a class),
    or a class of that name in the file;
 4. `obj.f()` on an unknown object: only when exactly one definition in the index is named
@@ -25,7 +27,14 @@ import posixpath
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from codeqa_lsp.chunking.languages import language_for_path
 from codeqa_lsp.chunking.model import Chunk
+
+# Languages whose bare call inside a class means the class's own method (`execute(req, null)`
+# in a Java method calls an overload of `execute`, not the outer class's `execute`). In
+# Python, JavaScript, Go, Rust and PHP a method is reached through `self`/`this`/a receiver,
+# so a bare call there means a function outside the class.
+IMPLICIT_THIS = frozenset({"java", "csharp", "cpp", "kotlin", "scala", "swift", "dart", "ruby"})
 
 
 class Definition(NamedTuple):
@@ -234,6 +243,7 @@ class Resolver:
     ) -> None:
         self.path, self.imports, self.by_name = path, imports, by_name
         self.in_file = {d.symbol: d for d in in_file}
+        self.implicit_this = language_for_path(path) in IMPLICIT_THIS
 
     def resolve(self, caller: str, call: str) -> Definition | None:
         """The definition the call `call` made inside `caller` (a symbol) means, or None."""
@@ -268,6 +278,8 @@ class Resolver:
             found = self.in_file.get(f"{scope}.{name}")
             if found is not None and found.symbol != caller:
                 return found
+            if found is not None and self.implicit_this:
+                return None  # the caller itself or its overload: not the outer class's
             scope = scope.rsplit(".", 1)[0] if "." in scope else ""
         found = self.in_file.get(name)
         if found is not None:

@@ -107,6 +107,37 @@ func (c *Command) ExecuteC() error { return nil }
 
 func (c *Command) Execute() error { return nil }
 """,
+    # jsoup: the one-argument `Response.execute` calls its two-argument overload; the outer
+    # class's `execute` was listed as its callee.
+    "org/jsoup/HttpConnection.java": """
+package org.jsoup;
+
+public class HttpConnection {
+    public Response execute() throws IOException {
+        res = Response.execute(req);
+        return res;
+    }
+
+    static String encodeUrl(String url) {
+        return url.replace(" ", "%20");
+    }
+
+    static class Response {
+        static Response execute(Request req) throws IOException {
+            return execute(req, null);
+        }
+
+        static Method redirectMethod(int statusCode, Method method) {
+            return statusCode == 303 ? Method.GET : method;
+        }
+
+        static Response execute(Request req, Response previous) throws IOException {
+            String url = encodeUrl(req.url());
+            return new Response(url, previous);
+        }
+    }
+}
+""",
 }
 
 
@@ -214,3 +245,21 @@ def test_an_extractive_answer_about_uses_leads_with_the_calls(
 def _line_with(text: str, needle: str) -> int:
     """The 1-based number of the first line of `text` holding `needle`."""
     return next(i for i, row in enumerate(text.splitlines(), 1) if needle in row)
+
+
+def test_a_java_method_calling_its_own_name_calls_an_overload_not_the_outer_class(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace(root=_write(tmp_path / "jsoup"))
+    path = "org/jsoup/HttpConnection.java"
+    text = (workspace.root / path).read_text()
+
+    def calls_line(needle: str) -> str:
+        answer = list(workspace.explain_stream(path, _line_with(text, needle)))[-1]
+        assert isinstance(answer, Answer)
+        return next((line for line in answer.text.splitlines() if "It calls" in line), "")
+
+    # The outer class's `execute` uses this one ("It is used by"); it is not called by it.
+    assert calls_line("return execute(req, null);") == ""
+    # A bare call of another name still reaches the outer class (implicit `this`).
+    assert "`HttpConnection.encodeUrl`" in calls_line("String url = encodeUrl(")
