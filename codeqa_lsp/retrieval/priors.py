@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from codeqa_lsp.chunking.languages import DOC_LANGUAGES, language_for_path
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import tokenize
 
@@ -62,7 +63,6 @@ _EXAMPLE_PATH = re.compile(r"(^|/)(_?examples?|demos?|samples?|benchmarks?|bench
 # Initializr and Android Studio put a new project's whole source under `com/example/demo/`
 # (`src/main/java/com/example/demo/...`), where "example" and "demo" are placeholders.
 _JVM_SOURCE_ROOT = re.compile(r"(^|/)(java|kotlin|scala|groovy)/")
-_DOC_EXT = re.compile(r"\.(md|rst|txt|adoc)$", re.IGNORECASE)
 
 # Files that are not code and do not describe behaviour: legal text, CI and packaging
 # configuration, the docs' build configuration. The floor (`floor.py`) never lets them make
@@ -190,7 +190,7 @@ def path_kind(path: str) -> str:
     root = _JVM_SOURCE_ROOT.search(path)
     if _EXAMPLE_PATH.search(path[: root.end()] if root else path):
         return "example"
-    if _DOC_EXT.search(path):
+    if language_for_path(path) in DOC_LANGUAGES:  # .md, .mdx, .rst, .txt, README...
         return "doc"
     return "source"
 

@@ -27,6 +27,11 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("History.md", "changelog"),
         ("CHANGES.rst", "changelog"),
         ("docs/api.rst", "doc"),
+        # Every prose language the chunker knows (zod's docs are .mdx; they led "how does
+        # z.coerce convert input to a number" above the code).
+        ("packages/docs/content/api.mdx", "doc"),
+        ("guide/README.markdown", "doc"),
+        ("README", "doc"),
         ("examples/basic/app.py", "example"),
         ("_examples/limits/main.go", "example"),  # Go's tools skip `_` folders
         ("src/testing_utils_helper.py", "source"),
