@@ -23,6 +23,10 @@ MAX_NAMED_DEFINITIONS = 5
 # to lift it into the top results, not enough to bury what the question is really about.
 SYMBOL_BOOST = 0.5
 
+# Top-level definitions an alias-qualified name (`z.object`) may resolve to: one module's,
+# or two where a package ships two flavours of one API (zod's classic and mini `object`).
+ALIASED_DEFINITIONS = 2
+
 Definitions = Callable[[str], list[Chunk]]  # name → its definitions passing the filters
 TermLookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]  # BM25 terms, limit
 
@@ -35,8 +39,11 @@ def named_definitions(
     (`constants.py`)."""
     found: dict[str, Chunk] = {}
     for ident in info.identifiers:
-        name = ident.rsplit(".", 1)[-1]
-        matches = [c for c in definitions(name) if symbol_matches(c.symbol, ident) and c.part == 0]
+        qualifier, _, name = ident.rpartition(".")
+        named = [c for c in definitions(name) if c.part == 0]
+        matches = [c for c in named if symbol_matches(c.symbol, ident)]
+        if not matches and qualifier and not definitions(qualifier.rsplit(".", 1)[-1]):
+            matches = _through_alias(info, [c for c in named if c.symbol == name])
         if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
             matches = [c for c in matches if chunk_kind(c) != "test"] or matches
         if constants is not None and not matches and "." not in ident:
@@ -45,6 +52,19 @@ def named_definitions(
             for chunk in matches:
                 found.setdefault(chunk.id, chunk)
     return list(found.values())
+
+
+def _through_alias(info: QueryInfo, top_level: list[Chunk]) -> list[Chunk]:
+    """`z.lazy`, `np.array`: a qualifier nothing defines is a module's import alias, and the
+    name a top-level definition (zod: "where is z.object defined" found no definition and
+    ranked a module chunk first; `object` in classic/schemas.ts now). Tests' namesakes are
+    not what the alias imports, and an alias imports one module: a name defined at the top of
+    more than `ALIASED_DEFINITIONS` library modules is not resolved (zod's four `string`
+    functions would have led "how does z.string validate emails", about emails). A question
+    that is not a navigation takes the name only when one definition has it."""
+    library = [c for c in top_level if chunk_kind(c) != "test"]
+    most = ALIASED_DEFINITIONS if info.is_navigation else 1
+    return library if len(library) <= most else []
 
 
 def with_named(

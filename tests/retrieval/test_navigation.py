@@ -86,3 +86,63 @@ def test_a_rust_macro_written_with_its_bang_is_navigated_to(tmp_path: Path) -> N
     with hash_searcher(tmp_path, MACROS) as searcher:
         hits = searcher.search("where is the json! macro defined", top_k=3).hits
         assert hits[0].chunk.symbol == "json" and hits[0].exact_symbol
+
+
+# zod: users write `z.object`, `z.lazy` (`import * as z from "zod"`); nothing defines `z`.
+ZOD = {
+    "src/classic/schemas.ts": """
+export function object(shape, params) {
+  const def = { type: "object", shape: shape ?? {}, ...normalizeParams(params) };
+  return new ZodObject(def);
+}
+
+export function lazy(getter) {
+  return new ZodLazy({ type: "lazy", getter });
+}
+
+export function string(params) {
+  return createString(ZodString, params);
+}
+""",
+    "src/mini/schemas.ts": """
+export function object(shape, params) {
+  return new ZodMiniObject({ type: "object", shape, ...normalizeParams(params) });
+}
+
+export function string(params) {
+  return createString(ZodMiniString, params);
+}
+""",
+    "src/regexes.ts": """
+export const string = (params) => new RegExp(`^[\\\\s\\\\S]{${params?.minimum ?? 0},}$`);
+""",
+    "src/tests/recursive.test.ts": """
+function lazy(getter) {
+  return z.lazy(getter);
+}
+test("z.lazy builds recursive schemas; z.object and z.lazy nest", () => {
+  const schema = z.object({ children: z.lazy(() => z.array(schema)) });
+  expect(z.object({}).parse({})).toEqual({});
+});
+""",
+    "src/core/registry.ts": """
+// Every z.object schema and every z.lazy schema registers here: z.object, z.lazy, z.object.
+export const registry = new Map();
+""",
+}
+
+
+def test_an_import_alias_qualifier_names_the_top_level_definition(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, ZOD) as searcher:
+        hits = searcher.search("where is z.object defined", top_k=3).hits
+        assert [(h.chunk.path, h.chunk.symbol) for h in hits[:2] if h.exact_symbol] == [
+            ("src/classic/schemas.ts", "object"),
+            ("src/mini/schemas.ts", "object"),
+        ]
+        # A question takes the alias's name when one library definition has it (the test's
+        # namesake is not what `z` imports).
+        hits = searcher.search("how are recursive schemas defined with z.lazy", top_k=3).hits
+        assert (hits[0].chunk.path, hits[0].chunk.symbol) == ("src/classic/schemas.ts", "lazy")
+        # Three library modules define `string`: an alias imports one, so none is assumed.
+        hits = searcher.search("where is z.string defined", top_k=5).hits
+        assert not any(h.exact_symbol for h in hits)
