@@ -41,6 +41,9 @@ def named_definitions(
     for ident in info.identifiers:
         qualifier, _, name = ident.rpartition(".")
         named = [c for c in definitions(name) if c.part == 0]
+        if not named and name.endswith("!"):  # `json!`: a Rust macro, defined as `json`
+            ident, name = ident[:-1], name[:-1]
+            named = [c for c in definitions(name) if c.part == 0]
         matches = [c for c in named if symbol_matches(c.symbol, ident)]
         if not matches and qualifier and not definitions(qualifier.rsplit(".", 1)[-1]):
             matches = _through_alias(info, [c for c in named if c.symbol == name])

@@ -75,9 +75,11 @@ Used = dict[str, tuple[int, ...]]
 # The name a question about uses is about, even when it is not shaped like an identifier
 # (`who calls getpreferredencoding`, `where is linenoise used`): the word after the verb,
 # or between "where is" and "called".
+# A trailing `!` is part of the name: Ruby's `route!`, `save!` (sinatra: "who calls route!"
+# listed the callers of `route`); named.py falls back to the bare name for a Rust macro.
 _SUBJECT = re.compile(
-    rf"\b(?:{_VERBS}|{_OF})\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*)"
-    r"|\bwhere\s+(?:is|are|does|do)\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*)`?(?:\(\))?"
+    rf"\b(?:{_VERBS}|{_OF})\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*!?)"
+    r"|\bwhere\s+(?:is|are|does|do)\s+(?:the\s+)?`?([A-Za-z_$][\w$.]*!?)`?(?:\(\))?"
     rf"\s+(?:\w+\s+){{0,2}}?(?:{_PASSIVE})\b",
     re.IGNORECASE,
 )

@@ -146,3 +146,10 @@ def test_an_import_alias_qualifier_names_the_top_level_definition(tmp_path: Path
         # Three library modules define `string`: an alias imports one, so none is assumed.
         hits = searcher.search("where is z.string defined", top_k=5).hits
         assert not any(h.exact_symbol for h in hits)
+
+
+def test_the_uses_of_a_rust_macro_asked_with_its_bang_start_at_the_macro(tmp_path: Path) -> None:
+    # The subject `json!` has no definition of that name: the macro is defined as `json`.
+    with hash_searcher(tmp_path, MACROS) as searcher:
+        hits = searcher.search("who calls json!", top_k=3).hits
+        assert hits[0].chunk.symbol == "json" and hits[0].exact_symbol

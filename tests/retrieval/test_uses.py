@@ -135,6 +135,8 @@ def test_questions_about_behaviour_are_not_about_uses(question: str) -> None:
         ("where is `normalize()` called from", "normalize"),
         ("what calls the dispatcher", "dispatcher"),
         ("who calls rebuild_auth", "rebuild_auth"),  # already an identifier
+        ("who calls route!", "route!"),  # Ruby: the bang is part of the name
+        ("who calls parse?", "parse"),  # a question mark ends the question
     ],
 )
 def test_the_subject_of_a_question_about_uses(question: str, subject: str) -> None:
@@ -434,3 +436,54 @@ def test_importing_or_defining_a_name_is_not_using_it(
 ) -> None:
     name = "normalize" if "normalize" in text else "compose"
     assert use_lines(chunk_of(text, "pkg/mod.x", "<module>", "module", language), name) == lines
+
+
+# sinatra: `route!` dispatches; `route` (no bang) registers a route. "who calls route!" asked
+# for the first and listed the callers of the second.
+SINATRA_RB = """
+module Sinatra
+  class Base
+    def call(env)
+      dispatch!
+    end
+
+    def dispatch!
+      invoke do
+        static! if settings.static?
+        route!
+      end
+    end
+
+    def route!(base = settings)
+      base.routes[@request.request_method].each { |pattern, block| process_route(pattern, block) }
+    end
+
+    def static!
+      serve_file(settings.public_folder)
+    end
+
+    class << self
+      def get(path, &block)
+        route('GET', path, &block)
+      end
+
+      def post(path, &block)
+        route('POST', path, &block)
+      end
+
+      def route(verb, path, &block)
+        (@routes[verb] ||= []) << compile!(verb, path, block)
+      end
+    end
+  end
+end
+"""
+
+
+def test_a_ruby_bang_method_is_asked_about_with_its_bang(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, {"lib/sinatra/base.rb": SINATRA_RB}) as searcher:
+        ranked = _ranked(searcher, "who calls route!")
+    assert ranked[:2] == [
+        "lib/sinatra/base.rb:Sinatra.Base.route!",
+        "lib/sinatra/base.rb:Sinatra.Base.dispatch!",
+    ]
