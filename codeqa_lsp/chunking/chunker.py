@@ -73,7 +73,12 @@ logger = logging.getLogger(__name__)
 #    in its class's skeleton: its name read as a comment), and calls of private members
 #    resolve (`this.#calculateDelay()`); a TypeScript type alias (`type RetryOptions =
 #    {...}`) is a declaration, as an interface is (`declarations.py`).
-CHUNKER_VERSION = "9"
+# 10: C/C++ declaration macros are blanked for the parser as export macros are
+#    (`SPDLOG_INLINE spdlog::logger *default_logger_raw()` was named
+#    `spdlog.logger*default_logger_raw`, `void SPDLOG_INLINE base_sink<M>::flush()`
+#    `SPDLOG_INLINEspdlog.sinks.base_sink.flush`, `f() const SPDLOG_NOEXCEPT {` `SPDLOG_NOEXCEPT`);
+#    the re-parses of syntax-error recovery read the same blanked bytes.
+CHUNKER_VERSION = "10"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a
@@ -141,28 +146,50 @@ def _sorted(chunks: list[Chunk]) -> list[Chunk]:
 _EXPORT_MACRO = re.compile(
     rb"\b(?:class|struct|union)\s+([A-Z_][A-Z0-9_]*)\s+(?=[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
 )
+# The same in a function's declaration specifiers: `SPDLOG_INLINE spdlog::logger
+# *default_logger_raw() {`, `void SPDLOG_INLINE base_sink<Mutex>::flush() {`, `FMT_CONSTEXPR
+# void do_check_arg_id(...)`. Read as a type, the macro made tree-sitter misparse the
+# signature, and 26 of spdlog's 2,256 definitions were named like
+# `SPDLOG_INLINEspdlog.sinks.base_sink.flush` (so "where is default_logger_raw defined" found
+# nothing). A macro here is an ALL_CAPS word with an underscore, among the words that start
+# a line and lead (across line breaks: `void SPDLOG_INLINE\nbase_sink<M>::set_formatter(`)
+# to a name and its `(`; a macro called with arguments is left alone.
+_DECLARATION_MACRO = re.compile(
+    rb"^[ \t]*(?:[\w:<>*&]+[ \t]+)*?([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])\s+"
+    rb"(?=[\w:<>~*&,\s]*[\w>]\s*\()",
+    re.MULTILINE,
+)
+# And after the parameters: `bool empty() const SPDLOG_NOEXCEPT {`, `size_t size() const
+# FMT_NOEXCEPT;` (spdlog's `source_loc.empty` was named `SPDLOG_NOEXCEPT`).
+_TRAILING_MACRO = re.compile(
+    rb"\)[ \t]*(?:(?:const|volatile|noexcept|override|final)[ \t]+)*"
+    rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?=\s*(?:[{;:=]|->|override\b|final\b))"
+)
 _MACRO_LANGUAGES = frozenset({"c", "cpp"})
 
 
 def _parsed_bytes(data: bytes, language: str) -> bytes:
-    if language not in _MACRO_LANGUAGES or not _EXPORT_MACRO.search(data):
+    if language not in _MACRO_LANGUAGES:
         return data
-    return _EXPORT_MACRO.sub(
-        lambda m: (
-            m.group(0)[: m.start(1) - m.start()]
-            + b" " * (m.end(1) - m.start(1))
-            + m.group(0)[m.end(1) - m.start() :]
-        ),
-        data,
-    )
+    for macro in (_EXPORT_MACRO, _DECLARATION_MACRO, _TRAILING_MACRO):
+        if macro.search(data):
+            data = macro.sub(_blank_group, data)
+    return data
+
+
+def _blank_group(match: re.Match[bytes]) -> bytes:
+    """The match with its group 1 (the macro) as spaces: every byte keeps its position."""
+    start, end = match.start(1) - match.start(), match.end(1) - match.start()
+    return match.group(0)[:start] + b" " * (end - start) + match.group(0)[end:]
 
 
 def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Chunk]:
     gram, parser = grammar(language), parser_for(language)
     assert gram is not None and parser is not None
-    tree = parser.parse(_parsed_bytes(lines.data, language))
+    parsed = _parsed_bytes(lines.data, language)
+    tree = parser.parse(parsed)
     found, refs = definitions_and_references(gram, tree.root_node, lines.data, path)
-    found = recover_definitions(gram, tree.root_node, lines, path, found)  # syntax errors
+    found = recover_definitions(gram, tree.root_node, lines, path, found, parsed)  # errors
     defs = [d for d in found if _own_chunk(d)]
     for definition in defs:  # once each: a class skeleton reuses its members' signatures
         if definition.body is None:  # most queries capture `@body`; the others look it up

@@ -69,10 +69,17 @@ _ATTACHED_LINE = re.compile(rb"[ \t]*(?:@|#|//|/\*|\*)")
 
 
 def recover_definitions(
-    gram: Grammar, root: Node, lines: Lines, path: str, defs: list[Definition]
+    gram: Grammar,
+    root: Node,
+    lines: Lines,
+    path: str,
+    defs: list[Definition],
+    parsed: bytes | None = None,
 ) -> list[Definition]:
     """`defs` (from `find_definitions` over `root`) plus the definitions recovered from the
-    damaged regions, sorted and nested. Returns `defs` itself when nothing was damaged."""
+    damaged regions, sorted and nested. Returns `defs` itself when nothing was damaged.
+    `parsed`: the bytes `root` was parsed from when not `lines.data` itself (macros blanked,
+    `chunker._parsed_bytes`, same length); re-parses read them too."""
     if not root.has_error:
         return defs
     regions = _damaged_regions(root)
@@ -98,7 +105,7 @@ def recover_definitions(
             budget -= end - start
             reparses += 1
             parser.included_ranges = [Range((start_row, 0), (last_row + 1, 0), start, end)]
-            tree = parser.parse(lines.data)
+            tree = parser.parse(lines.data if parsed is None else parsed)
             found = [
                 d
                 for d in find_definitions(gram, tree.root_node, lines.data, path)

@@ -164,6 +164,56 @@ def test_go_rust_and_c_named_types_and_aliases_are_definitions() -> None:
     assert "logger.should_log" in kinds and chunks[1].text.startswith("class SPDLOG_API logger")
 
 
+def test_macros_in_a_functions_declaration_do_not_become_its_name() -> None:
+    # spdlog's `-inl.h` files: an inline/export macro before the return type or the name, a
+    # line break after it, a `noexcept` macro after the parameters. Read as types, the
+    # macros named 26 of its definitions like `SPDLOG_INLINEspdlog.sinks.base_sink.flush`.
+    source = (
+        "namespace spdlog {\n"
+        "SPDLOG_INLINE spdlog::logger *default_logger_raw() {\n"
+        "    return details::registry::instance().get_default_raw();\n"
+        "}\n"
+        "}\n"
+        "\n"
+        "template <typename Mutex>\n"
+        "void SPDLOG_INLINE spdlog::sinks::base_sink<Mutex>::flush() {\n"
+        "    std::lock_guard<Mutex> lock(mutex_);\n"
+        "    flush_();\n"
+        "}\n"
+        "\n"
+        "template <typename Mutex>\n"
+        "void SPDLOG_INLINE\n"
+        "spdlog::sinks::base_sink<Mutex>::set_formatter(std::unique_ptr<formatter> f) {\n"
+        "    set_formatter_(std::move(f));\n"
+        "}\n"
+        "\n"
+        "SPDLOG_INLINE void spdlog::async_logger::backend_sink_it_(const log_msg &msg) {\n"
+        "    for (auto &sink : sinks_) { sink->log(msg); }\n"
+        "}\n"
+        "\n"
+        "struct source_loc {\n"
+        "    SPDLOG_CONSTEXPR bool empty() const SPDLOG_NOEXCEPT { return line == 0; }\n"
+        "    int line{0};\n"
+        "};\n"
+        "\n"
+        "CJSON_PUBLIC(cJSON *) cJSON_Parse(const char *value) { return parse(value); }\n"
+    )
+    chunks = chunk_source("spdlog-inl.h", source)
+    assert_well_formed(chunks, source)  # every chunk's text is the file's, macros included
+    symbols = [c.symbol for c in chunks if c.kind != "module"]
+    for name in (
+        "default_logger_raw",
+        "spdlog.sinks.base_sink.flush",
+        "spdlog.sinks.base_sink.set_formatter",
+        "spdlog.async_logger.backend_sink_it_",
+        "source_loc.empty",
+    ):
+        assert name in symbols, symbols
+    assert not [s for s in symbols if "SPDLOG" in s], symbols
+    flush = next(c for c in chunks if c.symbol == "spdlog.sinks.base_sink.flush")
+    assert "void SPDLOG_INLINE spdlog::sinks::base_sink<Mutex>::flush()" in flush.text
+
+
 def test_signature_doc_and_exact_text() -> None:
     text = (FIXTURES / "sample.js").read_text()
     chunks = by_symbol(chunk_source("lib/sample.js", text))
