@@ -6,9 +6,10 @@ message verbatim, or a `raise X` / `throw new X` statement, while BM25 and the e
 only a bag of common words (and the exception's own class definition, which names X best,
 is not where it is raised). So:
 
-* a quoted message of at least `MIN_MESSAGE_WORDS` words counts for a chunk by the longest
-  run of its words the chunk's text holds in order, as a share of the message (0..1;
-  `...` in the quote splits it into fragments, the way users elide runtime values);
+* a quoted message of at least `MIN_MESSAGE_WORDS` words counts for a chunk by the runs of
+  its words (two or more) the chunk's text holds in order, as a share of the message (0..1;
+  `...` in the quote splits it into fragments, the way users elide runtime values; a value
+  formatted into the middle of a message splits the user's copy the same way, `_covered`);
 * a question that asks where or when a named, capitalised identifier is raised or thrown
   counts for each chunk that raises or throws it, and the identifier's own definition is not
   boosted as a named symbol for that question (`search.py`).
@@ -159,14 +160,30 @@ def _raised(query: str, identifiers: Iterable[str]) -> tuple[str, ...]:
     return tuple(raised)
 
 
-def _longest_run(needle: tuple[str, ...], hay: list[str]) -> int:
-    """Length of the longest run of `needle`'s words found consecutively in `hay`."""
-    best = 0
+def _covered(needle: tuple[str, ...], hay: list[str]) -> int:
+    """How many of `needle`'s words `hay` holds in runs: the longest run, then the longest
+    run of each part of the needle on either side of it, while runs are two words or longer
+    (or the needle is one word). A runtime value the code formats into the middle of its
+    message splits the user's copy into runs: httpx writes `f"Invalid non-printable ASCII
+    character in URL {key} component, {char!r} at position {idx}."`; the user saw `... URL
+    path component, '\\n' at position 4.`."""
+    if not needle:
+        return 0
+    start, length = _longest_run_at(needle, hay)
+    if length == 0 or (length < 2 and len(needle) > 1):
+        return 0
+    return length + _covered(needle[:start], hay) + _covered(needle[start + length :], hay)
+
+
+def _longest_run_at(needle: tuple[str, ...], hay: list[str]) -> tuple[int, int]:
+    """(start in `needle`, length) of the longest run of `needle`'s words found
+    consecutively in `hay`."""
+    best = (0, 0)
     positions: dict[str, list[int]] = {}
     for i, word in enumerate(hay):
         positions.setdefault(word, []).append(i)
     for start in range(len(needle)):
-        if len(needle) - start <= best:
+        if len(needle) - start <= best[1]:
             break
         for pos in positions.get(needle[start], ()):
             length = 1
@@ -176,7 +193,8 @@ def _longest_run(needle: tuple[str, ...], hay: list[str]) -> int:
                 and hay[pos + length] == needle[start + length]
             ):
                 length += 1
-            best = max(best, length)
+            if length > best[1]:
+                best = (start, length)
     return best
 
 
@@ -192,7 +210,7 @@ def literal_score(text: str, literals: Literals) -> float:
         hay = words(text)
         for fragments in literals.messages:
             total = sum(len(f) for f in fragments)
-            found = sum(_longest_run(f, hay) for f in fragments)
+            found = sum(_covered(f, hay) for f in fragments)
             share = found / total
             if share >= MIN_RUN_SHARE:
                 best = max(best, share)

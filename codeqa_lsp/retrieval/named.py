@@ -34,10 +34,13 @@ TermLookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]  # BM25 t
 def named_definitions(
     info: QueryInfo, definitions: Definitions, constants: TermLookup | None = None
 ) -> list[Chunk]:
-    """Indexed definitions the query names, at most a handful per identifier; with
-    `constants` (a BM25 lookup), code assigning a name nothing else defines
-    (`constants.py`)."""
+    """Indexed definitions the query names, at most a handful per identifier. A question's
+    (`constants`, a BM25 lookup, given) also reach code assigning a name nothing else
+    defines (`constants.py`) and names behind an import alias (`_through_alias`): both are
+    guesses, and a pasted issue or traceback names dozens of identifiers (an httpx traceback's
+    `httpx.InvalidURL` put the exception's class above the function raising it)."""
     found: dict[str, Chunk] = {}
+    question = constants is not None
     for ident in info.identifiers:
         qualifier, _, name = ident.rpartition(".")
         named = [c for c in definitions(name) if c.part == 0]
@@ -45,7 +48,7 @@ def named_definitions(
             ident, name = ident[:-1], name[:-1]
             named = [c for c in definitions(name) if c.part == 0]
         matches = [c for c in named if symbol_matches(c.symbol, ident)]
-        if not matches and qualifier and not definitions(qualifier.rsplit(".", 1)[-1]):
+        if question and not matches and qualifier and not definitions(qualifier.split(".")[-1]):
             matches = _through_alias(info, [c for c in named if c.symbol == name])
         if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
             matches = [c for c in matches if chunk_kind(c) != "test"] or matches

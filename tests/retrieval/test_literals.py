@@ -275,3 +275,20 @@ def test_a_python_tracebacks_exception_line_is_an_error_line_whatever_its_name()
     literals = find_literals(traceback, [], lambda name: name in {"InvalidURL", "Note"})
     assert literals.raised == ("InvalidURL",)  # "Note:" follows no frame: prose
     assert literals.messages == ((("invalid", "url", "http", "no", "host", "supplied"),),)
+
+
+def test_a_runtime_value_in_the_middle_of_a_message_splits_it_into_runs() -> None:
+    # httpx formats the component and the character into its message; the user's copy holds
+    # "path" and "'\n'" where the code has `{key}` and `{char!r}`.
+    pasted = find_literals(
+        "ValueError: Invalid non-printable ASCII character in URL path component, "
+        "'\\n' at position 4.",
+        [],
+    )
+    code = (
+        'error = (f"Invalid non-printable ASCII character in URL {key} component, "\n'
+        '         f"{char!r} at position {idx}.")'
+    )
+    assert literal_score(code, pasted) == 0.75  # 7 + 2 of its 12 words, in two runs
+    # Single words scattered over a chunk are no run.
+    assert literal_score("path component position invalid url", pasted) == 0.0

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.retrieval.named import named_definitions
+from codeqa_lsp.retrieval.query import analyze
+from tests.chunks import chunk_of
 from tests.retrieval.searchers import hash_searcher
 
 PROCESSORS = "\n\n".join(
@@ -153,3 +157,16 @@ def test_the_uses_of_a_rust_macro_asked_with_its_bang_start_at_the_macro(tmp_pat
     with hash_searcher(tmp_path, MACROS) as searcher:
         hits = searcher.search("who calls json!", top_k=3).hits
         assert hits[0].chunk.symbol == "json" and hits[0].exact_symbol
+
+
+def test_a_pasted_text_does_not_guess_through_import_aliases() -> None:
+    # A traceback's `httpx.InvalidURL` would otherwise name the exception's class, which is
+    # not where it was raised; a question may guess, a pasted text names dozens of names.
+    lazy = chunk_of("export function lazy(getter) {}", path="src/schemas.ts", symbol="lazy")
+
+    def definitions(name: str) -> list[Chunk]:
+        return [lazy] if name == "lazy" else []
+
+    info = analyze("how are recursive schemas defined with z.lazy")
+    assert named_definitions(info, definitions, constants=lambda terms, limit: []) == [lazy]
+    assert named_definitions(info, definitions) == []
