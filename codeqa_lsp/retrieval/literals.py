@@ -160,41 +160,48 @@ def _raised(query: str, identifiers: Iterable[str]) -> tuple[str, ...]:
     return tuple(raised)
 
 
-def _covered(needle: tuple[str, ...], hay: list[str]) -> int:
-    """How many of `needle`'s words `hay` holds in runs: the longest run, then the longest
-    run of each part of the needle on either side of it, while runs are two words or longer
-    (or the needle is one word). A runtime value the code formats into the middle of its
-    message splits the user's copy into runs: httpx writes `f"Invalid non-printable ASCII
-    character in URL {key} component, {char!r} at position {idx}."`; the user saw `... URL
-    path component, '\\n' at position 4.`."""
-    if not needle:
+def _covered(needle: tuple[str, ...], hay: list[str], lo: int = 0, hi: int | None = None) -> int:
+    """How many of `needle`'s words `hay[lo:hi]` holds in runs, in the needle's order: the
+    longest run, then the same on each side of it (the needle's words before it in the hay
+    before it, those after it after it), while runs are two words or longer (or the needle
+    is one word). A runtime value the code formats into the middle of its message splits the
+    user's copy into runs: httpx writes `f"Invalid non-printable ASCII character in URL {key}
+    component, {char!r} at position {idx}."`; the user saw `... URL path component, '\\n' at
+    position 4.`. (In any order, pairs of common words anywhere in a chunk counted: CoSQA dev
+    hybrid nDCG@10 0.5997 → 0.5994.)"""
+    hi = len(hay) if hi is None else hi
+    if not needle or lo >= hi:
         return 0
-    start, length = _longest_run_at(needle, hay)
+    start, at, length = _longest_run_at(needle, hay, lo, hi)
     if length == 0 or (length < 2 and len(needle) > 1):
         return 0
-    return length + _covered(needle[:start], hay) + _covered(needle[start + length :], hay)
+    before = _covered(needle[:start], hay, lo, at)
+    after = _covered(needle[start + length :], hay, at + length, hi)
+    return length + before + after
 
 
-def _longest_run_at(needle: tuple[str, ...], hay: list[str]) -> tuple[int, int]:
-    """(start in `needle`, length) of the longest run of `needle`'s words found
-    consecutively in `hay`."""
-    best = (0, 0)
+def _longest_run_at(
+    needle: tuple[str, ...], hay: list[str], lo: int, hi: int
+) -> tuple[int, int, int]:
+    """(start in `needle`, start in `hay`, length) of the longest run of `needle`'s words
+    found consecutively in `hay[lo:hi]`."""
+    best = (0, 0, 0)
     positions: dict[str, list[int]] = {}
-    for i, word in enumerate(hay):
-        positions.setdefault(word, []).append(i)
+    for i in range(lo, hi):
+        positions.setdefault(hay[i], []).append(i)
     for start in range(len(needle)):
-        if len(needle) - start <= best[1]:
+        if len(needle) - start <= best[2]:
             break
         for pos in positions.get(needle[start], ()):
             length = 1
             while (
                 start + length < len(needle)
-                and pos + length < len(hay)
+                and pos + length < hi
                 and hay[pos + length] == needle[start + length]
             ):
                 length += 1
-            if length > best[1]:
-                best = (start, length)
+            if length > best[2]:
+                best = (start, pos, length)
     return best
 
 

@@ -290,5 +290,9 @@ def test_a_runtime_value_in_the_middle_of_a_message_splits_it_into_runs() -> Non
         '         f"{char!r} at position {idx}.")'
     )
     assert literal_score(code, pasted) == 0.75  # 7 + 2 of its 12 words, in two runs
-    # Single words scattered over a chunk are no run.
+    # Single words scattered over a chunk are no run, and runs count in the message's order.
     assert literal_score("path component position invalid url", pasted) == 0.0
+    reversed_code = (
+        'f"{char!r} at position {idx}: Invalid non-printable ASCII character in URL {key}"'
+    )
+    assert literal_score(reversed_code, pasted) == 0.0  # 7 of 12 in order: under the share
