@@ -154,11 +154,13 @@ _EXPORT_MACRO = re.compile(
 # nothing). A macro here is an ALL_CAPS word with an underscore, among the words that start
 # a line and lead (across line breaks: `void SPDLOG_INLINE\nbase_sink<M>::set_formatter(`)
 # to a name and its `(`; a macro called with arguments is left alone.
-_DECLARATION_MACRO = re.compile(
-    rb"^[ \t]*(?:[\w:<>*&]+[ \t]+)*?([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])\s+"
-    rb"(?=[\w:<>~*&,\s]*[\w>]\s*\()",
-    re.MULTILINE,
+# Read a line at a time, with no pattern that can backtrack over the file: a hostile file of
+# 80 KB of `A_B ` took 14 s with a single regex (`^...(?=[...\s]*[\w>]\s*\()`).
+_LEADING_MACRO = re.compile(
+    rb"[ \t]*(?:[\w:<>*&]+[ \t]+){0,6}?([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?=[ \t]|$)"
 )
+_SIGNATURE_HEAD = re.compile(rb"[\w:<>~*&, \t]*")
+MAX_SIGNATURE_LINE = 300
 # And after the parameters: `bool empty() const SPDLOG_NOEXCEPT {`, `size_t size() const
 # FMT_NOEXCEPT;` (spdlog's `source_loc.empty` was named `SPDLOG_NOEXCEPT`).
 _TRAILING_MACRO = re.compile(
@@ -171,10 +173,37 @@ _MACRO_LANGUAGES = frozenset({"c", "cpp"})
 def _parsed_bytes(data: bytes, language: str) -> bytes:
     if language not in _MACRO_LANGUAGES:
         return data
-    for macro in (_EXPORT_MACRO, _DECLARATION_MACRO, _TRAILING_MACRO):
+    for macro in (_EXPORT_MACRO, _TRAILING_MACRO):
         if macro.search(data):
             data = macro.sub(_blank_group, data)
+    spans = _declaration_macros(data)
+    if spans:
+        blanked = bytearray(data)
+        for start, end in spans:
+            blanked[start:end] = b" " * (end - start)
+        data = bytes(blanked)
     return data
+
+
+def _declaration_macros(data: bytes) -> list[tuple[int, int]]:
+    """Byte spans of the macros among a signature's leading words: a line (at most
+    `MAX_SIGNATURE_LINE` bytes) whose first words end in an ALL_CAPS macro, followed on the
+    same line, or alone on it and then on the next, by a name and its `(`."""
+    spans = []
+    lines = data.split(b"\n")
+    offset = 0
+    for row, line in enumerate(lines):
+        match = _LEADING_MACRO.match(line) if len(line) <= MAX_SIGNATURE_LINE else None
+        if match is not None:
+            rest = line[match.end() :]
+            if not rest.strip() and row + 1 < len(lines):
+                rest = lines[row + 1][:MAX_SIGNATURE_LINE]
+            paren = rest.find(b"(")
+            head = rest[:paren].rstrip() if paren > 0 else b""
+            if head and _SIGNATURE_HEAD.fullmatch(head) and head[-1:] not in b" \t,:<*&~":
+                spans.append((offset + match.start(1), offset + match.end(1)))
+        offset += len(line) + 1
+    return spans
 
 
 def _blank_group(match: re.Match[bytes]) -> bytes:

@@ -83,6 +83,9 @@ def hostile_workspace(root: Path) -> dict[str, int]:
     write(root, "deep/parens.js", "const v = " + "(" * DEPTH + "1" + ")" * DEPTH + ";\n")
     write(root, "deep/braces.c", "int main(void) " + "{" * DEPTH + "return 0;" + "}" * DEPTH + "\n")
     write(root, "deep/defs.py", nested_python_defs(DEPTH))  # 12.5 MB of indentation: over the limit
+    # Every line an ALL_CAPS macro pair: blanking declaration macros for the C/C++ parser must
+    # stay linear (a single regex over the file took 55 s on these 160 KB).
+    write(root, "deep/macros.h", "A_B C_D\n" * 20_000)
     (root / "loops").mkdir()
     (root / "loops" / "self").symlink_to(root / "loops", target_is_directory=True)
     (root / "loops" / "a.py").symlink_to(root / "loops" / "b.py")
