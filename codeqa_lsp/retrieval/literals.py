@@ -56,16 +56,16 @@ _ERROR_LINE = re.compile(
     r"(?:[\w$]+[.$])*(?P<type>[A-Z]\w*(?:Error|Exception|Warning))\s*:\s*(?P<message>\S[^\n]{8,300})$",
     re.MULTILINE,
 )
-# A CLI's or runtime's own error line, `error: unknown option '--fooo'` (commander, git,
-# cargo's `error[E0382]: ...`), `Error: No default engine was specified` (a JavaScript
-# `new Error(...)`), `fatal: ...`, `panic: ...`: the prefix is part of what the code writes
-# (`error: unknown option '${flag}'`), so it stays in the message. Runtime values in it
-# (`--fooo`) are not in the code; the prefix keeps the run long enough to count.
 # A Python traceback's exception line, whatever its name ends in (`requests.exceptions.
 # InvalidURL: Invalid URL 'x': No host supplied`): the unindented line right after a frame's
 # indented lines; prose after the traceback ("Note: ...") follows no frame.
 _TRACEBACK = "Traceback (most recent call last):"
 _EXCEPTION_LINE = re.compile(r"(?:[\w$]+\.)*(?P<type>[A-Z]\w*)\s*:\s*(?P<message>\S.{8,300})")
+# A CLI's or runtime's own error line, `error: unknown option '--fooo'` (commander, git,
+# cargo's `error[E0382]: ...`), `Error: No default engine was specified` (a JavaScript
+# `new Error(...)`), `fatal: ...`, `panic: ...`: the prefix is part of what the code writes
+# (`error: unknown option '${flag}'`), so it stays in the message. Runtime values in it
+# (`--fooo`) are not in the code; the prefix keeps the run long enough to count.
 _PREFIXED_LINE = re.compile(
     r"^\s*((?:error|fatal|panic|warning)(?:\[\w+\])?\s*:\s*\S[^\n]{8,300})$",
     re.MULTILINE | re.IGNORECASE,
@@ -77,7 +77,7 @@ _RAISE_INTENT = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b", re.
 @dataclass(frozen=True)
 class Literals:
     messages: tuple[tuple[tuple[str, ...], ...], ...]  # per message, its fragments' words
-    raised: tuple[str, ...]  # identifiers (last component) the question says are raised
+    raised: tuple[str, ...]  # said to be raised (last component), or a pasted line's type
 
     def __bool__(self) -> bool:
         return bool(self.messages or self.raised)
