@@ -52,8 +52,8 @@ _QUOTED = re.compile(
 # Object`, the last line of a traceback, a JVM's `Exception in thread "main" a.b.C$DError: ...`
 # or `Caused by: ...`: its message is what the raising code writes, and its type was raised.
 _ERROR_LINE = re.compile(
-    r"^\s*(?:Exception in thread \"[^\"\n]*\"\s+|Caused by:\s+)?"
-    r"(?:[\w$]+[.$])*(?P<type>[A-Z]\w*(?:Error|Exception|Warning))\s*:\s*(?P<message>\S[^\n]{8,300})$",
+    r"^[ \t]*(?:Exception in thread \"[^\"\n]*\"[ \t]+|Caused by:[ \t]+)?"
+    r"(?:\w+[.$])*(?P<type>[A-Z]\w*(?:Error|Exception|Warning))\s*:\s*(?P<message>\S[^\n]{8,300})$",
     re.MULTILINE,
 )
 # A Python traceback's exception line, whatever its name ends in (`requests.exceptions.
@@ -67,7 +67,7 @@ _EXCEPTION_LINE = re.compile(r"(?:[\w$]+\.)*(?P<type>[A-Z]\w*)\s*:\s*(?P<message
 # (`error: unknown option '${flag}'`), so it stays in the message. Runtime values in it
 # (`--fooo`) are not in the code; the prefix keeps the run long enough to count.
 _PREFIXED_LINE = re.compile(
-    r"^\s*((?:error|fatal|panic|warning)(?:\[\w+\])?\s*:\s*\S[^\n]{8,300})$",
+    r"^[ \t]*((?:error|fatal|panic|warning)(?:\[\w+\])?\s*:\s*\S[^\n]{8,300})$",
     re.MULTILINE | re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9]+")

@@ -32,9 +32,13 @@ MIN_NAME_LENGTH = 3
 
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
 _GO_MAJOR = re.compile(r"v\d+")
-_SETUP_CFG_NAME = re.compile(r"^\[metadata\][^\[]*?^name\s*=\s*(\S+)", re.MULTILINE | re.DOTALL)
+_SETUP_CFG_NAME = re.compile(
+    r"^\[metadata\][^\[]*?^name[ \t]*=[ \t]*(\S+)", re.MULTILINE | re.DOTALL
+)
 _GRADLE_NAME = re.compile(r"rootProject\.name\s*=\s*['\"]([^'\"]+)['\"]")
-_CMAKE_PROJECT = re.compile(r"^\s*project\s*\(\s*([A-Za-z][\w-]*)", re.MULTILINE | re.IGNORECASE)
+_CMAKE_PROJECT = re.compile(
+    r"^[ \t]*project[ \t]*\([ \t]*([A-Za-z][\w-]*)", re.MULTILINE | re.IGNORECASE
+)
 
 
 def _text(path: Path) -> str:

@@ -296,3 +296,12 @@ def test_a_runtime_value_in_the_middle_of_a_message_splits_it_into_runs() -> Non
         'f"{char!r} at position {idx}: Invalid non-printable ASCII character in URL {key}"'
     )
     assert literal_score(reversed_code, pasted) == 0.0  # 7 of 12 in order: under the share
+
+
+def test_error_lines_with_jvm_separators_and_hostile_text() -> None:
+    nested = find_literals("a.b.Outer$InnerError: the inner class failed to start", [], bool)
+    assert nested.raised == ("InnerError",)
+    # Identifiers joined by `$` (the separator once matched inside names as well, and each
+    # `$` could go either way: 2^n ways to fail) and a wall of blank lines read as nothing.
+    assert not find_literals("a$" * 5000 + "b: x", [], bool)
+    assert not find_literals("\n" * 100_000 + "x", [], bool)

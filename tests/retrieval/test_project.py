@@ -170,3 +170,9 @@ def test_without_a_manifest_the_word_is_an_ordinary_term(tmp_path: Path) -> None
     # that import the package (`*cobra.Command`) come first.
     files = {path: text for path, text in FILES.items() if path != "go.mod"}
     assert _top(tmp_path, files)[0] != "Command.SuggestionsFor"
+
+
+def test_a_manifest_behind_a_wall_of_blank_lines_is_still_read(tmp_path: Path) -> None:
+    # `^\s*project` let every blank line start a scan to the end of the file.
+    (tmp_path / "CMakeLists.txt").write_text("\n" * 100_000 + "project(spdlog CXX)\n")
+    assert name_terms(tmp_path) == {"spdlog"}
