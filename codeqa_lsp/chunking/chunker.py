@@ -27,6 +27,7 @@ from tree_sitter import Node
 from codeqa_lsp.chunking.declarations import is_declaration, is_stub_path
 from codeqa_lsp.chunking.definitions import Definition
 from codeqa_lsp.chunking.languages import grammar, language_for_path, parser_for
+from codeqa_lsp.chunking.macros import parsed_bytes
 from codeqa_lsp.chunking.model import Chunk, estimate_tokens
 from codeqa_lsp.chunking.node_text import (
     doc_of,
@@ -67,7 +68,7 @@ logger = logging.getLogger(__name__)
 #    top-level (`module ::HelperOne` inside a class was `HelpersTest..HelperOne`).
 # 8: C/C++ function-like macros are definitions (`#define MAX(a, b) ...`), no longer module
 #    text; `class SPDLOG_API logger {...}` is the class `logger` with its methods, not a
-#    function (`_parsed_bytes`). The re-chunk also corrects the lines of chunks left behind
+#    function (`macros.parsed_bytes`). The re-chunk also corrects the lines of chunks left behind
 #    by code added above them (`Store.refresh_kept`, same release).
 # 9: JavaScript/TypeScript private methods are definitions (`#calculateDelay() {}` was left
 #    in its class's skeleton: its name read as a comment), and calls of private members
@@ -137,85 +138,10 @@ def _sorted(chunks: list[Chunk]) -> list[Chunk]:
     return unique
 
 
-# `class SPDLOG_API logger {`: an export macro between the keyword and the name makes
-# tree-sitter read a function `logger` whose body is statements, so the class's methods are
-# lost (`bool f() const {...}` does not parse as a statement). The parser gets the macro
-# blanked out, byte for byte, so every position (and every chunk's text, cut from the real
-# bytes) is unchanged. Libraries mark their public classes this way: `Q_CORE_EXPORT`,
-# `DLL_API`, spdlog's `SPDLOG_API`.
-_EXPORT_MACRO = re.compile(
-    rb"\b(?:class|struct|union)\s+([A-Z_][A-Z0-9_]*)\s+(?=[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
-)
-# The same in a function's declaration specifiers: `SPDLOG_INLINE spdlog::logger
-# *default_logger_raw() {`, `void SPDLOG_INLINE base_sink<Mutex>::flush() {`, `FMT_CONSTEXPR
-# void do_check_arg_id(...)`. Read as a type, the macro made tree-sitter misparse the
-# signature, and 26 of spdlog's 2,256 definitions were named like
-# `SPDLOG_INLINEspdlog.sinks.base_sink.flush` (so "where is default_logger_raw defined" found
-# nothing). A macro here is an ALL_CAPS word with an underscore, among the words that start
-# a line and lead (across line breaks: `void SPDLOG_INLINE\nbase_sink<M>::set_formatter(`)
-# to a name and its `(`; a macro called with arguments is left alone.
-# Read a line at a time, with no pattern that can backtrack over the file: a hostile file of
-# 80 KB of `A_B ` took 14 s with a single regex (`^...(?=[...\s]*[\w>]\s*\()`).
-_LEADING_MACRO = re.compile(
-    rb"[ \t]*(?:[\w:<>*&]+[ \t]+){0,6}?([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?=[ \t]|$)"
-)
-_SIGNATURE_HEAD = re.compile(rb"[\w:<>~*&, \t]*")
-MAX_SIGNATURE_LINE = 300
-# And after the parameters: `bool empty() const SPDLOG_NOEXCEPT {`, `size_t size() const
-# FMT_NOEXCEPT;` (spdlog's `source_loc.empty` was named `SPDLOG_NOEXCEPT`).
-_TRAILING_MACRO = re.compile(
-    rb"\)[ \t]*(?:(?:const|volatile|noexcept|override|final)[ \t]+)*"
-    rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?=\s*(?:[{;:=]|->|override\b|final\b))"
-)
-_MACRO_LANGUAGES = frozenset({"c", "cpp"})
-
-
-def _parsed_bytes(data: bytes, language: str) -> bytes:
-    if language not in _MACRO_LANGUAGES:
-        return data
-    for macro in (_EXPORT_MACRO, _TRAILING_MACRO):
-        if macro.search(data):
-            data = macro.sub(_blank_group, data)
-    spans = _declaration_macros(data)
-    if spans:
-        blanked = bytearray(data)
-        for start, end in spans:
-            blanked[start:end] = b" " * (end - start)
-        data = bytes(blanked)
-    return data
-
-
-def _declaration_macros(data: bytes) -> list[tuple[int, int]]:
-    """Byte spans of the macros among a signature's leading words: a line (at most
-    `MAX_SIGNATURE_LINE` bytes) whose first words end in an ALL_CAPS macro, followed on the
-    same line, or alone on it and then on the next, by a name and its `(`."""
-    spans = []
-    lines = data.split(b"\n")
-    offset = 0
-    for row, line in enumerate(lines):
-        match = _LEADING_MACRO.match(line) if len(line) <= MAX_SIGNATURE_LINE else None
-        if match is not None:
-            rest = line[match.end() :]
-            if not rest.strip() and row + 1 < len(lines):
-                rest = lines[row + 1][:MAX_SIGNATURE_LINE]
-            paren = rest.find(b"(")
-            head = rest[:paren].rstrip() if paren > 0 else b""
-            if head and _SIGNATURE_HEAD.fullmatch(head) and head[-1:] not in b" \t,:<*&~":
-                spans.append((offset + match.start(1), offset + match.end(1)))
-        offset += len(line) + 1
-    return spans
-
-
-def _blank_group(match: re.Match[bytes]) -> bytes:
-    """The match with its group 1 (the macro) as spaces: every byte keeps its position."""
-    start, end = match.start(1) - match.start(), match.end(1) - match.start()
-    return match.group(0)[:start] + b" " * (end - start) + match.group(0)[end:]
-
-
 def _code_chunks(path: str, lines: Lines, language: str, budget: int) -> list[Chunk]:
     gram, parser = grammar(language), parser_for(language)
     assert gram is not None and parser is not None
-    parsed = _parsed_bytes(lines.data, language)
+    parsed = parsed_bytes(lines.data, language)
     tree = parser.parse(parsed)
     found, refs = definitions_and_references(gram, tree.root_node, lines.data, path)
     found = recover_definitions(gram, tree.root_node, lines, path, found, parsed)  # errors

@@ -79,7 +79,7 @@ def recover_definitions(
     """`defs` (from `find_definitions` over `root`) plus the definitions recovered from the
     damaged regions, sorted and nested. Returns `defs` itself when nothing was damaged.
     `parsed`: the bytes `root` was parsed from when not `lines.data` itself (macros blanked,
-    `chunker._parsed_bytes`, same length); re-parses read them too."""
+    `macros.parsed_bytes`, same length); re-parses read them too."""
     if not root.has_error:
         return defs
     regions = _damaged_regions(root)
