@@ -29,7 +29,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Literal
 
 from codeqa_lsp.chunking.model import Chunk
@@ -49,7 +49,7 @@ from codeqa_lsp.retrieval.issue_text import strip_boilerplate
 from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_score
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
-from codeqa_lsp.retrieval.named import named_definitions, named_first, with_named
+from codeqa_lsp.retrieval.named import Definitions, named_definitions, named_first, with_named
 from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.project import name_terms, text_without_name
 from codeqa_lsp.retrieval.query import (
@@ -158,23 +158,28 @@ class HybridSearcher:
         if mode in _PIPELINE:
             # A pasted issue quotes code and output everywhere; literals are a question's
             # evidence (`literals.py` has the measurement).
-            defined = partial(self._defines, filters=filters)
+            # A name's definitions are read once per search, whichever step asks for them
+            # (a pasted error's type, the fast path, enclosing functions, uses).
+            definitions = cache(partial(self._definitions, filters=filters))
             literals = (
-                NO_LITERALS if arms.long_query else find_literals(query, info.identifiers, defined)
+                NO_LITERALS
+                if arms.long_query
+                else find_literals(query, info.identifiers, lambda name: bool(definitions(name)))
             )
-            ranked, exact_ids, named_exists = self._hybrid(info, arms, filters, literals)
+            ranked, exact_ids, named_exists = self._hybrid(
+                info, arms, filters, literals, definitions
+            )
             evidence = self._evidence(query)
             ranked = self._second_stage(query, ranked, arms, filters, literals, evidence)
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 ranked = members_of_strong_owners(ranked)
-                ranked = enclosing_first(ranked, lambda name: self._definitions(name, filters))
+                ranked = enclosing_first(ranked, definitions)
             ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:
                 ranked = named_first(ranked, exact_ids, info.identifiers)
             if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
-                found = partial(self._definitions, filters=filters)
-                ranked, used = uses_led(ranked, exact_ids, info.identifiers, lookup, found)
+                ranked, used = uses_led(ranked, exact_ids, info.identifiers, lookup, definitions)
             ranked = distinct_places(ranked, exact_ids, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
@@ -314,7 +319,12 @@ class HybridSearcher:
 
     # -- fusion and the fast path --------------------------------------------------------------
     def _hybrid(
-        self, info: QueryInfo, arms: _Arms, filters: SearchFilters | None, literals: Literals
+        self,
+        info: QueryInfo,
+        arms: _Arms,
+        filters: SearchFilters | None,
+        literals: Literals,
+        definitions: Definitions,
     ) -> tuple[list[tuple[Chunk, float]], set[str], bool]:
         """Fused ranking, the ids of the named definitions put first or boosted, and whether
         the query names any definition the index has (confidence)."""
@@ -332,7 +342,7 @@ class HybridSearcher:
         question = not arms.long_query
         fused = compounds_lifted(fused, info, chunks) if question else fused
         lookup = partial(self.indexer.bm25_terms, filters=filters) if question else None
-        found = named_definitions(info, partial(self._definitions, filters=filters), lookup)
+        found = named_definitions(info, definitions, lookup)
         # An error the question says is raised is asked about where it is raised, not where
         # its class is defined (`literals.py`).
         named = [c for c in found if c.symbol.rsplit(".", 1)[-1] not in literals.raised]
@@ -431,9 +441,6 @@ class HybridSearcher:
 
     def _definitions(self, name: str, filters: SearchFilters | None) -> list[Chunk]:
         return [c for c in self.indexer.definitions(name) if chunk_passes(c, filters)]
-
-    def _defines(self, name: str, filters: SearchFilters | None) -> bool:
-        return bool(self._definitions(name, filters))
 
     def close(self) -> None:
         with self._pool_lock:
