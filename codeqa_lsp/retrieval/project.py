@@ -89,12 +89,8 @@ def _toml_name(*sections: str) -> Callable[[str], list[str]]:
     return read
 
 
-def _composer(text: str) -> list[str]:
-    return _package_json(text)  # "vendor/name", the same shape
-
-
 def _regex(pattern: re.Pattern[str]) -> Callable[[str], list[str]]:
-    return lambda text: [m.group(1) for m in pattern.finditer(text)][:1]
+    return lambda text: [match.group(1)] if (match := pattern.search(text)) else []
 
 
 _MANIFESTS: dict[str, Callable[[str], list[str]]] = {
@@ -103,7 +99,7 @@ _MANIFESTS: dict[str, Callable[[str], list[str]]] = {
     "pyproject.toml": _toml_name("project", "tool.poetry"),
     "setup.cfg": _regex(_SETUP_CFG_NAME),
     "Cargo.toml": _toml_name("package"),
-    "composer.json": _composer,
+    "composer.json": _package_json,  # "vendor/name", the same shape
     "settings.gradle": _regex(_GRADLE_NAME),
     "settings.gradle.kts": _regex(_GRADLE_NAME),
     "CMakeLists.txt": _regex(_CMAKE_PROJECT),

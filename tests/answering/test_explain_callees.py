@@ -149,13 +149,16 @@ def _write(root: Path) -> Path:
     return root
 
 
-def _callees(workspace: CodeBase, path: str, needle: str) -> list[str]:
-    text = (workspace.root / path).read_text()
-    line = _line_with(text, needle)
-    items = list(workspace.explain_stream(path, line))
-    answer = items[-1]
+def _explained(workspace: CodeBase, path: str, needle: str) -> Answer:
+    """The final answer of explain at the first line of `path` holding `needle`."""
+    line = _line_with((workspace.root / path).read_text(), needle)
+    answer = list(workspace.explain_stream(path, line))[-1]
     assert isinstance(answer, Answer)
-    return [f"{c.path}:{c.symbol}" for c in answer.citations[1:]]
+    return answer
+
+
+def _callees(workspace: CodeBase, path: str, needle: str) -> list[str]:
+    return [f"{c.path}:{c.symbol}" for c in _explained(workspace, path, needle).citations[1:]]
 
 
 def test_python_calls_resolve_by_scope_and_builtins_stay_unresolved(
@@ -209,19 +212,14 @@ def test_explain_lists_the_code_that_uses_the_definition(
 ) -> None:
     workspace = make_workspace(root=_write(tmp_path / "uses"))
     text = (workspace.root / "pkg/make.js").read_text()
-    line = _line_with(text, "route(req) {")
-    answer = list(workspace.explain_stream("pkg/make.js", line))[-1]
-    assert isinstance(answer, Answer)
+    answer = _explained(workspace, "pkg/make.js", "route(req) {")
     call = _line_with(text, "this.route(req);")
     # Where it calls, not where the caller starts.
     assert f"It is used by: `Router.handle` (`pkg/make.js:{call}`) [2]" in answer.text
     cited = [f"{c.path}:{c.symbol}" for c in answer.citations]
     assert cited == ["pkg/make.js:Router.route", "pkg/make.js:Router.handle"]
     # Go, read without a reference query: `Execute()` in a comment is not a use.
-    text = (workspace.root / "cmd/command.go").read_text()
-    line = _line_with(text, "ExecuteC() error {")
-    answer = list(workspace.explain_stream("cmd/command.go", line))[-1]
-    assert isinstance(answer, Answer)
+    answer = _explained(workspace, "cmd/command.go", "ExecuteC() error {")
     assert [f"{c.path}:{c.symbol}" for c in answer.citations] == [
         "cmd/command.go:Command.ExecuteC",
         "cmd/command.go:Command.ExecuteContextC",
@@ -252,11 +250,9 @@ def test_a_java_method_calling_its_own_name_calls_an_overload_not_the_outer_clas
 ) -> None:
     workspace = make_workspace(root=_write(tmp_path / "jsoup"))
     path = "org/jsoup/HttpConnection.java"
-    text = (workspace.root / path).read_text()
 
     def calls_line(needle: str) -> str:
-        answer = list(workspace.explain_stream(path, _line_with(text, needle)))[-1]
-        assert isinstance(answer, Answer)
+        answer = _explained(workspace, path, needle)
         return next((line for line in answer.text.splitlines() if "It calls" in line), "")
 
     # The outer class's `execute` uses this one ("It is used by"); it is not called by it.
