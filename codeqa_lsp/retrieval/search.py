@@ -46,7 +46,7 @@ from codeqa_lsp.retrieval.feedback import feedback_for, feedback_terms
 from codeqa_lsp.retrieval.floor import Verdict, code_verdict, dense_floor
 from codeqa_lsp.retrieval.fusion import FusionConfig, added_scores, fuse, fusion_for
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate
-from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_score
+from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_scores
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
 from codeqa_lsp.retrieval.named import Definitions, named_definitions, named_first, with_named
@@ -384,10 +384,10 @@ class HybridSearcher:
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})
         sizes = {} if arms.long_query else self.indexer.file_sizes(paths)
-        held = {c.id: literal_score(c.text, literals) for c, _ in candidates} if literals else {}
-        literal_scores = {doc: share for doc, share in held.items() if share > 0}
+        texts = {c.id: c.text for c, _ in candidates}
+        held = literal_scores(texts, literals) if literals else {}
         raised = frozenset(literals.raised)  # error classes below the code raising them
-        return rerank(candidates, files, evidence, priors, weights, sizes, literal_scores, raised)
+        return rerank(candidates, files, evidence, priors, weights, sizes, held, raised)
 
     def _short_weights(self, arms: _Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the

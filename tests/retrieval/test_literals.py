@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeqa_lsp.retrieval.literals import find_literals, literal_score
+from codeqa_lsp.retrieval.literals import (
+    COMMON_RAISERS,
+    find_literals,
+    literal_score,
+    literal_scores,
+)
 from tests.retrieval.searchers import hash_searcher
 
 FILES = {
@@ -131,6 +136,70 @@ def test_a_quoted_message_ranks_the_code_that_writes_it_first(tmp_path: Path) ->
     with hash_searcher(tmp_path, FILES) as searcher:
         hits = searcher.search(question).hits
     assert hits[0].chunk.symbol == "read_table"
+
+
+def _validator(name: str, check: str, message: str) -> str:
+    return f"""
+def {name}(value):
+    \"\"\"{message.capitalize()}.\"\"\"
+    if not ({check}):
+        raise SchemaError("{message}")
+    return value
+"""
+
+
+# Found in a user's pass over marshmallow: its ValidationError is raised in 31 places; here 12.
+VALIDATORS = {
+    "schema/validators.py": "".join(
+        _validator(name, check, message)
+        for name, check, message in [
+            ("positive", "value > 0", "must be positive"),
+            ("short", "len(value) < 80", "must be shorter than eighty characters"),
+            ("lowercase", "value == value.lower()", "must be lower case"),
+            ("email", "'@' in value", "must be an email address"),
+            ("nonempty", "value", "must not be empty"),
+            ("ascii", "value.isascii()", "must be plain text"),
+            ("even", "value % 2 == 0", "must be even"),
+            ("small", "value < 1000", "must be under a thousand"),
+            ("word", "value.isalpha()", "must be letters only"),
+            ("title", "value.istitle()", "must be in title case"),
+            ("digits", "value.isdigit()", "must be digits only"),
+            ("trimmed", "value == value.strip()", "must not start or end with spaces"),
+        ]
+    ),
+    "schema/loading.py": '''
+def load(schema, data):
+    """Read `data` by `schema`, collecting every error before raising them together."""
+    errors = {}
+    for key in data:
+        if key not in schema.fields:
+            if schema.unknown == "raise":
+                errors[key] = "Unknown field."
+            continue
+        errors.update(schema.fields[key].check(data[key]))
+    if errors:
+        raise_all(errors)
+    return data
+''',
+}
+
+
+def test_an_error_raised_in_many_places_credits_each_raiser_less() -> None:
+    raised = find_literals("where is SchemaError raised", ["SchemaError"])
+    raiser = "raise SchemaError('no')"
+    few = {str(i): raiser for i in range(COMMON_RAISERS)} | {"other": "return value"}
+    assert literal_scores(few, raised) == {str(i): 1.0 for i in range(COMMON_RAISERS)}
+    many = {str(i): raiser for i in range(2 * COMMON_RAISERS)}
+    assert set(literal_scores(many, raised).values()) == {0.25}
+
+
+def test_the_rest_of_the_question_decides_among_many_raise_sites(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, VALIDATORS) as searcher:
+        hits = searcher.search("where is SchemaError raised for an unknown field").hits
+        assert hits[0].chunk.symbol == "load"
+        # Asked without a qualifier, the raise sites still lead.
+        hits = searcher.search("where is SchemaError raised").hits
+        assert all("raise SchemaError" in h.chunk.text for h in hits[:5])
 
 
 HONO = {
