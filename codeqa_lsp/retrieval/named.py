@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.constants import assigned
 from codeqa_lsp.retrieval.priors import chunk_kind
+from codeqa_lsp.retrieval.project import spells_name
 from codeqa_lsp.retrieval.query import QueryInfo, symbol_matches
 
 # A name defined in more places than this is no fast path (`get` defined fifty times): the
@@ -32,21 +33,32 @@ TermLookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]  # BM25 t
 
 
 def named_definitions(
-    info: QueryInfo, definitions: Definitions, constants: TermLookup | None = None
+    info: QueryInfo,
+    definitions: Definitions,
+    constants: TermLookup | None = None,
+    project: frozenset[str] = frozenset(),
 ) -> list[Chunk]:
     """Indexed definitions the query names, at most a handful per identifier. A question's
     (`constants`, a BM25 lookup, given) also reach code assigning a name nothing else
     defines (`constants.py`) and names behind an import alias (`_through_alias`): both are
     guesses, and a pasted issue or traceback names dozens of identifiers (an httpx traceback's
-    `httpx.InvalidURL` put the exception's class above the function raising it)."""
+    `httpx.InvalidURL` put the exception's class above the function raising it).
+
+    Code is named, never a doc section titled like it (cJSON's README section `cJSON`). A
+    question about anything else names the project, not a definition, with the project's
+    own name (`project`, `project.name_terms`): "how does cJSON parse a number" ranked the
+    struct `cJSON` and the README first, `parse_number` 4th (user pass over DaveGamble/cJSON);
+    "where is cJSON defined" and "what is cJSON" still find the struct."""
     found: dict[str, Chunk] = {}
     question = constants is not None
     for ident in info.identifiers:
+        if question and info.other_terms and spells_name(ident, project):
+            continue
         qualifier, _, name = ident.rpartition(".")
-        named = [c for c in definitions(name) if c.part == 0]
+        named = _code_defining(name, definitions)
         if not named and name.endswith("!"):  # `json!`: a Rust macro, defined as `json`
             ident, name = ident[:-1], name[:-1]
-            named = [c for c in definitions(name) if c.part == 0]
+            named = _code_defining(name, definitions)
         matches = [c for c in named if symbol_matches(c.symbol, ident)]
         if question and not matches and qualifier and not definitions(qualifier.split(".")[-1]):
             matches = _through_alias(info, [c for c in named if c.symbol == name])
@@ -58,6 +70,11 @@ def named_definitions(
             for chunk in matches:
                 found.setdefault(chunk.id, chunk)
     return list(found.values())
+
+
+def _code_defining(name: str, definitions: Definitions) -> list[Chunk]:
+    """The first parts of the code chunks defining `name`: no doc section titled like it."""
+    return [c for c in definitions(name) if c.part == 0 and c.kind != "section"]
 
 
 def _through_alias(info: QueryInfo, top_level: list[Chunk]) -> list[Chunk]:

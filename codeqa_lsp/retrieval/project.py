@@ -141,9 +141,14 @@ def text_without_name(text: str, names: frozenset[str]) -> str:
     50), without it 0.54 (first)."""
     if not names:
         return text
-    kept = _WORD.sub(lambda m: "" if _first_token(m.group()) in names else m.group(), text)
+    kept = _WORD.sub(lambda m: "" if spells_name(m.group(), names) else m.group(), text)
     kept = " ".join(kept.split())
     return kept if _WORD.search(kept) else text
+
+
+def spells_name(word: str, names: frozenset[str]) -> bool:
+    """Whether `word` is the project's name (`cJSON`, `FastAPI`), however it is cased."""
+    return bool(names) and _first_token(word) in names
 
 
 _WORD = re.compile(r"[\w$]+(?:[.-][\w$]+)*")

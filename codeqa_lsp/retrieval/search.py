@@ -342,7 +342,7 @@ class HybridSearcher:
         question = not arms.long_query
         fused = compounds_lifted(fused, info, chunks) if question else fused
         lookup = partial(self.indexer.bm25_terms, filters=filters) if question else None
-        found = named_definitions(info, definitions, lookup)
+        found = named_definitions(info, definitions, lookup, self._project_name_terms())
         # An error the question says is raised is asked about where it is raised, not where
         # its class is defined (`literals.py`).
         named = [c for c in found if c.symbol.rsplit(".", 1)[-1] not in literals.raised]

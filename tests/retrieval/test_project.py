@@ -13,6 +13,7 @@ from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.retrieval.project import name_terms, text_without_name
 from codeqa_lsp.retrieval.search import HybridSearcher
 from tests.local_model import needs_local_model, write_workspace
+from tests.retrieval.searchers import hash_searcher
 
 
 @pytest.mark.parametrize(
@@ -176,3 +177,56 @@ def test_a_manifest_behind_a_wall_of_blank_lines_is_still_read(tmp_path: Path) -
     # `^\s*project` let every blank line start a scan to the end of the file.
     (tmp_path / "CMakeLists.txt").write_text("\n" * 100_000 + "project(spdlog CXX)\n")
     assert name_terms(tmp_path) == {"spdlog"}
+
+
+# Found in a user's pass over DaveGamble/cJSON: the project is named after its struct.
+CJSON = {
+    "CMakeLists.txt": "cmake_minimum_required(VERSION 3.0)\nproject(cJSON VERSION 1.7)\n",
+    "README.md": """
+# cJSON
+
+Ultralightweight JSON parser in ANSI C. cJSON is a single C file and a single header.
+It can parse a number, a string, an array or an object; see the API in cJSON.h.
+""",
+    "cJSON.h": """
+/* The cJSON structure: one JSON value. */
+typedef struct cJSON {
+    struct cJSON *next;
+    struct cJSON *prev;
+    int type;
+    double valuedouble;
+    char *string;
+} cJSON;
+""",
+    "cJSON.c": """
+#include "cJSON.h"
+
+/* Parse the input text to generate a number, and populate the result into item. */
+static int parse_number(cJSON * const item, const char *input)
+{
+    double number = strtod(input, NULL);
+    item->valuedouble = number;
+    item->type = cJSON_Number;
+    return 1;
+}
+
+/* Render the value of an item as text. */
+static int print_value(const cJSON * const item, char *output)
+{
+    return sprintf(output, "%g", item->valuedouble);
+}
+""",
+}
+
+
+def test_the_projects_own_name_in_a_question_is_not_a_symbol_it_asks_for(
+    tmp_path: Path,
+) -> None:
+    with hash_searcher(tmp_path, CJSON) as searcher:
+        assert searcher.search("how does cJSON parse a number").hits[0].chunk.symbol == (
+            "parse_number"
+        )
+        # Asked for on its own, the name is the struct's: code, not the README's section.
+        hits = searcher.search("where is cJSON defined").hits
+        assert (hits[0].chunk.symbol, hits[0].chunk.kind) == ("cJSON", "class")
+        assert [h.chunk.kind for h in hits if h.exact_symbol] == ["class"]
