@@ -44,9 +44,15 @@ META_PRIOR = 0.5
 DECLARATION_PRIOR = 0.5
 
 # `index.test-d.ts`: a type test (tsd's convention, commander.js and sindresorhus's packages).
+# Kotlin Multiplatform and Android keep tests in source sets named `<platform>Test/`
+# (`commonTest/`, `jvmTest/`, `androidTest/`), and JUnit, xUnit and Kotlin tests are files
+# named `BufferTest.kt`, `SendTests.cs`: found in a user's pass over square/okio (not an
+# evaluation set), where `ByteStringTest`'s four base64 tests led "how is base64 encoding
+# implemented". In the evaluation sets every such file is already under a `test/` folder.
 _TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/"
-    r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|\.(test|spec)(-d)?\.[^/.]+$|(^|/)conftest\.py$"
+    r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/|(^|/)[a-z]\w*Test/"
+    r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|[a-z0-9]Tests?\.[^/.]+$|\.(test|spec)(-d)?\.[^/.]+$"
+    r"|(^|/)conftest\.py$"
 )
 _CHANGELOG = re.compile(
     r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$", re.IGNORECASE

@@ -41,6 +41,13 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("src/test/java/com/example/demo/DemoApplicationTests.java", "test"),
         ("examples/java/com/acme/Main.java", "example"),
         ("typings/index.test-d.ts", "test"),
+        # Kotlin Multiplatform and Android source sets, JUnit and xUnit file names (okio).
+        ("okio/src/commonTest/kotlin/okio/ByteStringTest.kt", "test"),
+        ("okio/src/androidTest/kotlin/okio/Assets.kt", "test"),
+        ("src/Serilog.Sinks/SendTests.cs", "test"),
+        ("okio/src/jvmMain/kotlin/okio/Buffer.kt", "source"),
+        ("src/main/java/org/jsoup/Contest.java", "source"),
+        ("lib/latest.py", "source"),
     ],
 )
 def test_path_kinds(path: str, kind: str) -> None:
