@@ -79,7 +79,9 @@ logger = logging.getLogger(__name__)
 #    `spdlog.logger*default_logger_raw`, `void SPDLOG_INLINE base_sink<M>::flush()`
 #    `SPDLOG_INLINEspdlog.sinks.base_sink.flush`, `f() const SPDLOG_NOEXCEPT {` `SPDLOG_NOEXCEPT`);
 #    the re-parses of syntax-error recovery read the same blanked bytes.
-CHUNKER_VERSION = "10"
+# 11: Kotlin is parsed (tree-sitter-kotlin): classes, objects, functions and extension
+#    functions (`Buffer.commonReadUtf8`) are definitions; every Kotlin chunk was module text.
+CHUNKER_VERSION = "11"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

@@ -159,7 +159,9 @@ def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Defi
         name, absolute = _assigned_name(captures["path"][0]), True
     elif "receiver" in captures:
         receiver = _type_name(_text(captures["receiver"][0]))
-        name, absolute = f"{receiver}.{_text(captures['name'][0])}", True
+        member = _text(captures["name"][0])
+        # A name the parser had to invent while recovering from an error is empty.
+        name, absolute = (f"{receiver}.{member}" if member else ""), True
     elif "owner" in captures:
         name = f"{_SPACE.sub('', _text(captures['owner'][0]))}.{_text(captures['name'][0])}"
         absolute = True
@@ -218,8 +220,9 @@ def _clean_name(raw: str) -> str:
 
 
 def _type_name(raw: str) -> str:
-    """`*Server[T]` → `Server`; `Vec<T>` → `Vec`; `crate::io::Reader` → `Reader`."""
-    text = _SPACE.sub("", raw)
+    """`*Server[T]` → `Server`; `Vec<T>` → `Vec`; `crate::io::Reader` → `Reader`; Kotlin's
+    nullable `String?` → `String`."""
+    text = _SPACE.sub("", raw).rstrip("?")
     previous = None
     while previous != text:
         previous, text = text, _GENERIC_ARGS.sub("", text)

@@ -64,9 +64,9 @@ _EXTENSIONS: dict[str, str] = {
     ".rst": "rst",
     ".txt": "text",
     ".adoc": "text",
-    # Source without a bundled grammar: indexed with structure chunks.
     ".kt": "kotlin",
     ".kts": "kotlin",
+    # Source without a bundled grammar: indexed with structure chunks.
     ".swift": "swift",
     ".scala": "scala",
     ".lua": "lua",
@@ -129,6 +129,7 @@ _GRAMMARS: dict[str, tuple[str, str, str]] = {
     "csharp": ("tree_sitter_c_sharp", "language", "csharp"),
     "php": ("tree_sitter_php", "language_php", "php"),
     "bash": ("tree_sitter_bash", "language", "bash"),
+    "kotlin": ("tree_sitter_kotlin", "language", "kotlin"),
 }
 
 DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})

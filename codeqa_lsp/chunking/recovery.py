@@ -39,7 +39,8 @@ MAX_DAMAGED = 256
 
 _MODIFIERS = (
     r"(?:(?:export|default|async|static|public|private|protected|abstract|final|override|"
-    r"virtual|inline|unsafe|extern|declare|readonly|pub(?:\([^)]*\))?)\s+)*"
+    r"virtual|inline|unsafe|extern|declare|readonly|pub(?:\([^)]*\))?"
+    r"|internal|open|data|sealed|suspend|operator|infix|expect|actual|companion)\s+)*"
 )
 _PYTHON_START = re.compile(rb"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+[A-Za-z_]\w*")
 _JS_START = re.compile(
@@ -55,7 +56,8 @@ _OTHER_START = re.compile(
     (
         r"[ \t]*"
         + _MODIFIERS
-        + r"(?:def|fn|func|function|class|struct|impl|interface|trait|enum|module|namespace)\b"
+        + r"(?:def|fn|func|fun|function|class|object|struct|impl|interface|trait|enum|module"
+        r"|namespace)\b"
     ).encode()
 )
 _STARTS = {

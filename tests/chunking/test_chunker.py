@@ -318,8 +318,8 @@ def test_plain_text_blocks_overlap() -> None:
 
 
 def test_unknown_language_falls_back_to_structure() -> None:
-    text = "fun main() {\n  println(1)\n}\n"
-    chunks = chunk_source("Main.kt", text)
+    text = "func main() {\n  print(1)\n}\n"
+    chunks = chunk_source("main.swift", text)
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
         ("<module>", "module", 1, 3)
     ]

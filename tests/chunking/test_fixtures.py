@@ -33,6 +33,7 @@ WORKSPACE_PATHS = {
     "Sample.cs": "Sample.cs",
     "sample.php": "sample.php",
     "sample.sh": "sample.sh",
+    "sample.kt": "src/commonMain/kotlin/okio/sample.kt",
 }
 
 EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
@@ -169,6 +170,28 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("<module>", "module", 1, 13),
         ("greet", "function", 4, 7),
         ("main", "function", 9, 11),
+    ],
+    "sample.kt": [
+        ("<module>", "module", 1, 5),
+        ("SegmentPool", "class", 7, 11),
+        ("Buffer", "class", 13, 35),
+        # Overloads side by side are one chunk, as in Java; the companion's `of` and the
+        # extension functions are called as `Buffer.of`, `buffer.commonReadUtf8()`.
+        ("Buffer.readUtf8", "method", 14, 19),
+        ("Buffer.of", "method", 23, 25),
+        ("Buffer.UnsafeCursor", "class", 32, 34),
+        ("Buffer.UnsafeCursor.next", "method", 33, 33),
+        ("Buffer.commonReadUtf8", "method", 37, 40),
+        ("String.orEmpty", "method", 42, 42),
+        ("List.second", "method", 44, 44),
+        ("Source", "class", 46, 48),
+        ("Level", "class", 50, 53),
+        ("Level.up", "method", 52, 52),
+        ("Point", "class", 55, 55),
+        ("Handler", "class", 57, 57),
+        ("Fn", "class", 59, 61),
+        ("Result", "class", 63, 65),
+        ("Result.Empty", "class", 64, 64),
     ],
 }
 

@@ -19,7 +19,7 @@ from tests.chunking.test_chunker import assert_well_formed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chunking"
 FIXTURE_FILES = sorted(p.name for p in FIXTURES.iterdir() if p.is_file())
-LANGUAGES = [*supported_grammars(), "markdown", "rst", "text", "kotlin"]
+LANGUAGES = [*supported_grammars(), "markdown", "rst", "text", "swift"]
 
 # Fragments that make parsers build (and break) definitions in every language we support.
 CODE_TOKENS = [
@@ -28,6 +28,8 @@ CODE_TOKENS = [
     "function ",
     "fn ",
     "func ",
+    "fun ",
+    "object ",
     "impl ",
     "struct ",
     "module ",

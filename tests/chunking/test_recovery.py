@@ -99,6 +99,18 @@ def _counting(calls: list[int]) -> Callable[..., list[Definition]]:
     return counted
 
 
+def test_kotlin_definitions_after_an_unclosed_call_are_recovered() -> None:
+    text = (
+        "class A {\n"  # 1
+        "  fun broken(x: Int {\n    val z = listOf(1,\n  }\n\n"  # 2-4, the call never closes
+        "  suspend fun after(y: Int): Int {\n    return y\n  }\n}\n\n"  # 6-9
+        "internal fun last(): Int = 2\n"  # 11
+    )
+    spans = _spans("A.kt", text)
+    assert spans["after"] == (6, 8)
+    assert spans["last"] == (11, 11)
+
+
 def test_a_clean_file_is_never_reparsed(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     monkeypatch.setattr(recovery, "find_definitions", _counting(calls))
