@@ -81,7 +81,10 @@ logger = logging.getLogger(__name__)
 #    the re-parses of syntax-error recovery read the same blanked bytes.
 # 11: Kotlin is parsed (tree-sitter-kotlin): classes, objects, functions and extension
 #    functions (`Buffer.commonReadUtf8`) are definitions; every Kotlin chunk was module text.
-CHUNKER_VERSION = "11"
+# 12: a C/C++ macro alone on its line is blanked for the parser (`FMT_END_EXPORT` before
+#    `namespace detail {` made fmt's base.h nine functions named `namespace`); a C++ struct
+#    specialization is a class (`template <> struct formatter<T> {`: `formatter.parse`).
+CHUNKER_VERSION = "12"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

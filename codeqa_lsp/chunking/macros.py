@@ -42,6 +42,15 @@ _TRAILING_MACRO = re.compile(
     rb"\)[ \t]*(?:(?:const|volatile|noexcept|override|final)[ \t]+)*"
     rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?=\s*(?:[{;:=]|->|override\b|final\b))"
 )
+# A macro alone on its line: `FMT_BEGIN_NAMESPACE` / `FMT_END_EXPORT` (which open and close
+# namespaces and export blocks), Qt's `Q_OBJECT`, `FMT_PRAGMA_GCC(push_options)`. The parser
+# read `FMT_END_EXPORT\n\nnamespace detail {` as a function named `namespace` whose body
+# swallowed 160 lines: fmt's base.h had nine chunks named `namespace`, and `named_arg` was
+# `namespace.named_arg` (user pass over fmtlib/fmt). An ALL_CAPS name with an underscore, or a
+# call of one with no `;` or brace on the line.
+_LONE_MACRO = re.compile(
+    rb"[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9](?:\([^;{}\n]*\))?)[ \t]*(?://[^\n]*)?\r?"
+)
 _MACRO_LANGUAGES = frozenset({"c", "cpp"})
 
 
@@ -65,13 +74,18 @@ def parsed_bytes(data: bytes, language: str) -> bytes:
 def _declaration_macros(data: bytes) -> list[tuple[int, int]]:
     """Byte spans of the macros among a signature's leading words: a line (at most
     `MAX_SIGNATURE_LINE` bytes) whose first words end in an ALL_CAPS macro, followed on the
-    same line, or alone on it and then on the next, by a name and its `(`."""
+    same line, or alone on it and then on the next, by a name and its `(`; and of a macro
+    alone on its line (`_LONE_MACRO`)."""
     spans = []
     lines = data.split(b"\n")
     offset = 0
     for row, line in enumerate(lines):
-        match = _LEADING_MACRO.match(line) if len(line) <= MAX_SIGNATURE_LINE else None
-        if match is not None:
+        short = len(line) <= MAX_SIGNATURE_LINE
+        alone = _LONE_MACRO.fullmatch(line) if short else None
+        match = None if alone is not None or not short else _LEADING_MACRO.match(line)
+        if alone is not None:
+            spans.append((offset + alone.start(1), offset + alone.end(1)))
+        elif match is not None:
             rest = line[match.end() :]
             if not rest.strip() and row + 1 < len(lines):
                 rest = lines[row + 1][:MAX_SIGNATURE_LINE]

@@ -214,6 +214,66 @@ def test_macros_in_a_functions_declaration_do_not_become_its_name() -> None:
     assert "void SPDLOG_INLINE spdlog::sinks::base_sink<Mutex>::flush()" in flush.text
 
 
+def test_a_macro_alone_on_its_line_does_not_swallow_what_follows() -> None:
+    # fmt's base.h: `FMT_END_EXPORT` (an export block's end) before `namespace detail {` made
+    # the parser read a function named `namespace` holding the next 160 lines.
+    source = (
+        "FMT_BEGIN_NAMESPACE\n"
+        "FMT_BEGIN_EXPORT\n"
+        "template <typename T> class basic_appender {\n"
+        "  T* container;\n"
+        "};\n"
+        "FMT_END_EXPORT\n"
+        "\n"
+        "namespace detail {\n"
+        'FMT_PRAGMA_GCC(optimize("Og"))  // a call alone on its line\n'
+        "template <typename T, typename Char = char> struct named_arg : view {\n"
+        "  const Char* name;\n"
+        "  named_arg(const Char* n) : name(n) {}\n"
+        "};\n"
+        "\n"
+        "constexpr auto count_named_args() -> int { return 0; }\n"
+        "}  // namespace detail\n"
+        "FMT_END_NAMESPACE\n"
+    )
+    chunks = chunk_source("base.h", source)
+    assert_well_formed(chunks, source)
+    symbols = {c.symbol: c.kind for c in chunks if c.kind != "module"}
+    assert symbols == {
+        "basic_appender": "class",
+        "named_arg": "class",
+        "named_arg.named_arg": "method",
+        "count_named_args": "function",
+    }
+
+
+def test_a_struct_specialization_is_a_class_named_by_its_template() -> None:
+    # fmt declares every formatter as `template <> struct formatter<...> {`: its `parse`
+    # and `format` methods were top-level functions named `parse`, `format`.
+    source = (
+        "template <> struct formatter<detail::bigint> {\n"
+        "  auto parse(format_parse_context& ctx) -> const char* { return ctx.begin(); }\n"
+        "};\n"
+        "template <typename T, typename Char>\n"
+        "struct formatter<std::vector<T>, Char> : formatter<T> {\n"
+        "  auto format(const std::vector<T>& v) const -> int { return 0; }\n"
+        "};\n"
+        "struct detail::buffer_traits {\n"
+        "  auto count() const -> size_t { return 0; }\n"
+        "};\n"
+    )
+    chunks = chunk_source("format.h", source)
+    assert_well_formed(chunks, source)
+    assert [(c.symbol, c.kind) for c in chunks if c.kind != "module"] == [
+        ("formatter", "class"),
+        ("formatter.parse", "method"),
+        ("formatter", "class"),
+        ("formatter.format", "method"),
+        ("detail.buffer_traits", "class"),
+        ("detail.buffer_traits.count", "method"),
+    ]
+
+
 def test_signature_doc_and_exact_text() -> None:
     text = (FIXTURES / "sample.js").read_text()
     chunks = by_symbol(chunk_source("lib/sample.js", text))
