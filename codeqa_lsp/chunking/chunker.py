@@ -84,7 +84,9 @@ logger = logging.getLogger(__name__)
 # 12: a C/C++ macro alone on its line is blanked for the parser (`FMT_END_EXPORT` before
 #    `namespace detail {` made fmt's base.h nine functions named `namespace`); a C++ struct
 #    specialization is a class (`template <> struct formatter<T> {`: `formatter.parse`).
-CHUNKER_VERSION = "12"
+# 13: a macro *call* alone on its line is no longer blanked (12 did: spdlog's
+#    `SPDLOG_LOGGER_CATCH(msg.source)` closes a `try`, and `async_logger.sink_it_` was lost).
+CHUNKER_VERSION = "13"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

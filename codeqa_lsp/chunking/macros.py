@@ -43,14 +43,13 @@ _TRAILING_MACRO = re.compile(
     rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?=\s*(?:[{;:=]|->|override\b|final\b))"
 )
 # A macro alone on its line: `FMT_BEGIN_NAMESPACE` / `FMT_END_EXPORT` (which open and close
-# namespaces and export blocks), Qt's `Q_OBJECT`, `FMT_PRAGMA_GCC(push_options)`. The parser
-# read `FMT_END_EXPORT\n\nnamespace detail {` as a function named `namespace` whose body
-# swallowed 160 lines: fmt's base.h had nine chunks named `namespace`, and `named_arg` was
-# `namespace.named_arg` (user pass over fmtlib/fmt). An ALL_CAPS name with an underscore, or a
-# call of one with no `;` or brace on the line.
-_LONE_MACRO = re.compile(
-    rb"[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9](?:\([^;{}\n]*\))?)[ \t]*(?://[^\n]*)?\r?"
-)
+# namespaces and export blocks), Qt's `Q_OBJECT`. The parser read `FMT_END_EXPORT\n\nnamespace
+# detail {` as a function named `namespace` whose body swallowed 160 lines: fmt's base.h had
+# nine chunks named `namespace`, and `named_arg` was `namespace.named_arg` (user pass over
+# fmtlib/fmt). An ALL_CAPS name with an underscore, not a call: a call alone on its line
+# often stands for a statement the code needs parsed around it (spdlog's
+# `SPDLOG_LOGGER_CATCH(msg.source)` closes a `try`; blanking it lost `async_logger.sink_it_`).
+_LONE_MACRO = re.compile(rb"[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])[ \t]*(?://[^\n]*)?\r?")
 _MACRO_LANGUAGES = frozenset({"c", "cpp"})
 
 

@@ -226,7 +226,7 @@ def test_a_macro_alone_on_its_line_does_not_swallow_what_follows() -> None:
         "FMT_END_EXPORT\n"
         "\n"
         "namespace detail {\n"
-        'FMT_PRAGMA_GCC(optimize("Og"))  // a call alone on its line\n'
+        "FMT_MSC_WARNING  // alone on its line, with a comment\n"
         "template <typename T, typename Char = char> struct named_arg : view {\n"
         "  const Char* name;\n"
         "  named_arg(const Char* n) : name(n) {}\n"
