@@ -79,6 +79,20 @@ _PREFIXED_LINE = re.compile(
     r"^[ \t]*((?:error|fatal|panic|warning)(?:\[\w+\])?\s*:\s*\S[^\n]{8,300})$",
     re.MULTILINE | re.IGNORECASE,
 )
+# A line pasted on its own, unquoted and with no known prefix, is what the program printed:
+# retrofit's `Unable to create converter for class` (written as `methodError(method, e,
+# "Unable to create converter for %s", ...)`), nvm's `N/A: version "v99" is not yet
+# installed.`, monolog's `The stream or file "..." could not be opened in append mode: ...`
+# (user pass, not an evaluation set). It reads as output, not a question: one line that
+# starts with a capital, has at least BARE_MESSAGE_WORDS words, does not end with `?` and
+# does not start with a question or request word. Every question of the evaluation sets
+# ends with `?` or starts in lower case (CoSQA's queries all do).
+BARE_MESSAGE_WORDS = 4
+_QUESTION_START = re.compile(
+    r"how|what|where|why|when|which|who|whom|whose|does|do|did|is|are|was|were|can|could"
+    r"|should|would|will|may|might|must|shall|has|have|had|explain|show|find|list|describe"
+    r"|tell|give|please"
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _RAISE_INTENT = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b", re.IGNORECASE)
 
@@ -124,6 +138,8 @@ def find_literals(
     error_lines = [(m["type"], m["message"]) for m in _ERROR_LINE.finditer(query)]
     error_lines += [line for line in _traceback_error_lines(query) if line not in error_lines]
     pasted = [*(message for _, message in error_lines), *_PREFIXED_LINE.findall(query)]
+    if not pasted and (bare := _bare_message(query)):
+        pasted.append(bare)
     for quoted in [*quoted_texts, *pasted]:
         pieces = [tuple(_written(piece)) for piece in re.split(r"\.\.\.|…", quoted)]
         fragments = tuple(piece for piece in pieces if piece)
@@ -133,6 +149,17 @@ def find_literals(
     types = [error_type for error_type, _ in error_lines]
     raised = [*_raised(query, identifiers), *(t for t in types if defined(t))]
     return Literals(messages=tuple(messages), raised=tuple(dict.fromkeys(raised)))
+
+
+def _bare_message(query: str) -> str | None:
+    """The query itself when it reads as a line of program output (BARE_MESSAGE_WORDS)."""
+    text = query.strip()
+    if "\n" in text or text.endswith("?") or not text[:1].isupper() or len(text) > 300:
+        return None
+    first = words(text)[:1]
+    if not first or _QUESTION_START.fullmatch(first[0]) or len(text.split()) < BARE_MESSAGE_WORDS:
+        return None
+    return text
 
 
 def _traceback_error_lines(query: str) -> list[tuple[str, str]]:

@@ -184,6 +184,53 @@ def load(schema, data):
 }
 
 
+def test_a_line_of_output_pasted_on_its_own_is_a_message() -> None:
+    # retrofit: `methodError(method, e, "Unable to create converter for %s", responseType)`.
+    assert find_literals("Unable to create converter for class", []).messages
+    assert find_literals('N/A: version "v99" is not yet installed.', []).messages
+    # Questions and requests are not output, nor are keyword queries (CoSQA's are lower case).
+    for query in (
+        "How does the converter get created",
+        "Unable to create a converter for a class?",
+        "Explain how converters are created",
+        "python create converter for class",
+        "Converter factories",  # too short to be a message
+    ):
+        assert not find_literals(query, []).messages, query
+
+
+CONVERTERS = {
+    "pkg/converters.py": '''
+CONVERTERS = {}
+
+
+def register_converter(kind, converter):
+    """Register the converter that creates values of `kind` from their text."""
+    CONVERTERS[kind] = converter
+
+
+def create_converters():
+    """Create the default converters: a converter for every built-in class."""
+    for kind in (int, float, str):
+        register_converter(kind, kind)
+
+
+def converter_for(kind):
+    """The converter registered for `kind`."""
+    try:
+        return CONVERTERS[kind]
+    except KeyError:
+        raise LookupError(f"Unable to create converter for {kind.__name__}") from None
+''',
+}
+
+
+def test_a_bare_pasted_message_ranks_the_code_that_writes_it_first(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, CONVERTERS) as searcher:
+        hits = searcher.search("Unable to create converter for class").hits
+    assert hits[0].chunk.symbol == "converter_for"
+
+
 def test_an_error_raised_in_many_places_credits_each_raiser_less() -> None:
     raised = find_literals("where is SchemaError raised", ["SchemaError"])
     raiser = "raise SchemaError('no')"
