@@ -60,6 +60,8 @@ def named_definitions(
             ident, name = ident[:-1], name[:-1]
             named = _code_defining(name, definitions)
         matches = [c for c in named if symbol_matches(c.symbol, ident)]
+        if question and not matches and qualifier.count(".") >= 1:
+            matches = _without_namespace(named, ident)
         if question and not matches and qualifier and not definitions(qualifier.split(".")[-1]):
             matches = _through_alias(info, [c for c in named if c.symbol == name])
         if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
@@ -70,6 +72,20 @@ def named_definitions(
             for chunk in matches:
                 found.setdefault(chunk.id, chunk)
     return list(found.values())
+
+
+def _without_namespace(named: list[Chunk], ident: str) -> list[Chunk]:
+    """The definitions a fully qualified name means when its leading parts are a namespace or
+    package the symbols do not spell: `Serilog.Core.Logger.Write` is `Logger.Write`,
+    `requests.sessions.Session.send` is `Session.send`. The longest suffix of two parts or more
+    that some definition matches (user pass over serilog: the qualified name found nothing)."""
+    parts = ident.split(".")
+    for start in range(1, len(parts) - 1):
+        suffix = ".".join(parts[start:])
+        matches = [c for c in named if symbol_matches(c.symbol, suffix)]
+        if matches:
+            return matches
+    return []
 
 
 def _code_defining(name: str, definitions: Definitions) -> list[Chunk]:

@@ -170,3 +170,18 @@ def test_a_pasted_text_does_not_guess_through_import_aliases() -> None:
     info = analyze("how are recursive schemas defined with z.lazy")
     assert named_definitions(info, definitions, constants=lambda terms, limit: []) == [lazy]
     assert named_definitions(info, definitions) == []
+
+
+def test_a_namespace_qualified_name_names_the_definition_without_its_namespace() -> None:
+    # serilog: `Serilog.Core.Logger.Write`; symbols are spelled from the class down.
+    write = chunk_of("public void Write() {}", path="src/Serilog/Core/Logger.cs")
+    write = chunk_of(write.text, path=write.path, symbol="Logger.Write")
+    other = chunk_of("void Write() {}", path="src/Serilog/Sinks/Console.cs", symbol="Console.Write")
+
+    def definitions(name: str) -> list[Chunk]:
+        return [write, other] if name == "Write" else []
+
+    question = analyze("where is Serilog.Core.Logger.Write defined")
+    assert named_definitions(question, definitions, constants=lambda terms, limit: []) == [write]
+    # A pasted text names dozens of qualified names: no guessing there.
+    assert named_definitions(question, definitions) == []
