@@ -66,12 +66,24 @@ def named_definitions(
             matches = _through_alias(info, [c for c in named if c.symbol == name])
         if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
             matches = [c for c in matches if chunk_kind(c) != "test"] or matches
-        if constants is not None and not matches and "." not in ident:
-            matches = assigned(ident, constants, MAX_NAMED_DEFINITIONS)
+        if constants is not None and not matches:
+            matches = _assigned(qualifier, name, constants)
         if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
             for chunk in matches:
                 found.setdefault(chunk.id, chunk)
     return list(found.values())
+
+
+def _assigned(qualifier: str, name: str, constants: TermLookup) -> list[Chunk]:
+    """Code assigning a name nothing defines (`constants.py`); for a qualified name
+    (`Rack::QueryParser::ParamsTooDeepError`, a constant in a class), only the assignments
+    inside the qualifier's definition (rack's utils.rb re-exports the constant under the same
+    name; `z.string` is an alias's function, not zod's `const string` regex). Found in a
+    user's pass over rack: the pasted error name named nothing."""
+    found = assigned(name, constants, MAX_NAMED_DEFINITIONS)
+    if not qualifier:
+        return found
+    return [c for c in found if symbol_matches(c.symbol, qualifier)]
 
 
 def _without_namespace(named: list[Chunk], ident: str) -> list[Chunk]:

@@ -77,6 +77,34 @@ module Rack
   end
 end
 """,
+    # A constant inside a class, re-exported by another module under the same name (rack).
+    "lib/query_parser.rb": """
+module Rack
+  class QueryParser
+    class QueryLimitError < RangeError
+    end
+
+    # The old name for the error raised when params are nested too deeply.
+    ParamsTooDeepError = QueryLimitError
+
+    def normalize_params(params, name, v, depth)
+      raise ParamsTooDeepError if depth >= param_depth_limit
+      params[name] = v
+    end
+  end
+end
+""",
+    "lib/utils.rb": """
+module Rack
+  module Utils
+    ParamsTooDeepError = QueryParser::ParamsTooDeepError
+
+    def self.param_depth_limit
+      default_query_parser.param_depth_limit
+    end
+  end
+end
+""",
     "pkg/loops.py": "\n\n".join(
         f"def step_{n}(items):\n    total = 0\n    for item in items:\n"
         f"        total = total + item * {n}\n    return total\n"
@@ -92,6 +120,9 @@ end
         ("where is DEFAULT_TIMEOUT set", "pkg/settings.py"),
         ("requestMethods", "source/constants.ts"),
         ("where is RACK_REQUEST_QUERY_HASH defined", "lib/constants.rb"),
+        # A qualified name: the assignment inside the qualifier's definition.
+        ("Rack::QueryParser::ParamsTooDeepError", "lib/query_parser.rb"),
+        ("where is Rack::Utils::ParamsTooDeepError defined", "lib/utils.rb"),
     ],
 )
 def test_a_navigation_to_a_constant_finds_its_assignment(
