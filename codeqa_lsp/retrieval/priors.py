@@ -64,7 +64,14 @@ _CHANGELOG = re.compile(
 # sharkdp/fd (not an evaluation set): `src/exec/mod.rs`'s inline tests took ranks 2 and 4 for
 # "how is the --exec command template filled with placeholders?".
 _TEST_SCOPE = re.compile(r"(?:^|\.)(?:tests?|\w+_tests?|tests?_\w+)\.")
-_EXAMPLE_PATH = re.compile(r"(^|/)(_?examples?|demos?|samples?|benchmarks?|bench)/")
+# Code written for the docs is an example too: FastAPI's and Typer's `docs_src/` (a tutorial's
+# `CustomClass` led "where is the Typer class defined"), Polly's `src/Snippets/` (its docs'
+# `Retry.Usage` led "how does the retry strategy compute the delay"), `tutorials/` (user pass,
+# not an evaluation set). Not every `doc/` folder: cobra's `doc/` is its doc generator's code.
+_EXAMPLE_PATH = re.compile(
+    r"(^|/)(_?examples?|demos?|samples?|benchmarks?|bench|docs_src|snippets?|tutorials?)/",
+    re.IGNORECASE,
+)
 # A JVM source root: the folders under it are a package's name, not a layout. Spring
 # Initializr and Android Studio put a new project's whole source under `com/example/demo/`
 # (`src/main/java/com/example/demo/...`), where "example" and "demo" are placeholders.

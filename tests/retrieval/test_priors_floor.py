@@ -48,6 +48,11 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("okio/src/jvmMain/kotlin/okio/Buffer.kt", "source"),
         ("src/main/java/org/jsoup/Contest.java", "source"),
         ("lib/latest.py", "source"),
+        # Code written for the docs (FastAPI's and Typer's docs_src/, Polly's Snippets/), but
+        # not every doc/ folder (cobra's doc/ is its doc generator).
+        ("docs_src/custom_types/tutorial001.py", "example"),
+        ("src/Snippets/Docs/Retry.cs", "example"),
+        ("doc/md_docs.go", "source"),
     ],
 )
 def test_path_kinds(path: str, kind: str) -> None:
