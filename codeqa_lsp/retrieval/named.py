@@ -52,7 +52,12 @@ def named_definitions(
     found: dict[str, Chunk] = {}
     question = constants is not None
     for ident in info.identifiers:
-        if question and info.other_terms and spells_name(ident, project):
+        if (
+            question
+            and info.other_terms
+            and ident not in info.kinded
+            and spells_name(ident, project)
+        ):
             continue
         qualifier, _, name = ident.rpartition(".")
         named = _code_defining(name, definitions)

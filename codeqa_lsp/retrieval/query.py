@@ -33,6 +33,12 @@ _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]")
 # "where is HTTPException defined" was read as prose); not `APIs`, `URLs`, `IDs`.
 _ACRONYM_THEN_WORD = re.compile(r"[A-Z]{2,}[a-z]{2,}")
 _SCOPE = re.compile(r"(?<=[\w$])(?:::|->|#)(?=[A-Za-z_$])")
+# A capitalised word named with its kind, "the Typer class", "class Typer", "the Rack module":
+# a type's name even when it is a plain word (typer: "where is the Typer class defined" named
+# nothing, and a docs tutorial's `CustomClass` came first; user pass, not an evaluation set).
+# The kind word describes the name, so it is none of the question's other terms.
+_KIND = r"(?:class|struct|interface|enum|trait|protocol|record|exception|module|type|object)"
+_NAMED_KIND = re.compile(rf"\b([A-Z][\w$]*)\s+({_KIND})\b|\b({_KIND})\s+([A-Z][\w$]*)\b")
 
 # A navigational query is the identifier plus at most this many other meaningful words
 # ("where is parse_args defined" → 0 others once stopwords go). Longer questions mention
@@ -45,6 +51,7 @@ class QueryInfo:
     text: str
     identifiers: tuple[str, ...]  # as written, dotted chains kept (`Session.send`)
     other_terms: tuple[str, ...]  # meaningful non-identifier tokens
+    kinded: tuple[str, ...] = ()  # identifiers named with their kind ("the Typer class")
 
     @property
     def is_navigation(self) -> bool:
@@ -86,7 +93,34 @@ def analyze(query: str) -> QueryInfo:
     other = dict.fromkeys(
         t for t in tokenize(dotted) if t not in STOPWORDS and t not in ident_tokens
     )
-    return QueryInfo(text=query, identifiers=tuple(identifiers), other_terms=tuple(other))
+    kinded = _kinded(dotted, other)
+    for name, kind in kinded:
+        identifiers.setdefault(name, None)
+        other.pop(kind, None)
+        for token in tokenize(name):
+            other.pop(token, None)
+    return QueryInfo(
+        text=query,
+        identifiers=tuple(identifiers),
+        other_terms=tuple(other),
+        kinded=tuple(name for name, _ in kinded),
+    )
+
+
+def _kinded(text: str, other: dict[str, None]) -> list[tuple[str, str]]:
+    """(name, kind word) of each capitalised word named with its kind (`_NAMED_KIND`), when
+    the question is then a navigation: in a longer question the kind names what the answer
+    is about, and boosting the type itself put `Choice` above `Choice.convert` for "What
+    error message does the Choice type produce for an invalid value, ..." (click-12)."""
+    found = []
+    for match in _NAMED_KIND.finditer(text):
+        name, kind = (match[1], match[2]) if match[1] else (match[4], match[3])
+        tokens = tokenize(name)
+        if tokens and tokens[0] not in STOPWORDS:
+            found.append((name, kind.lower()))
+    described = {kind for _, kind in found} | {t for name, _ in found for t in tokenize(name)}
+    rest = [t for t in other if t not in described]
+    return found if len(rest) <= NAVIGATION_MAX_OTHER_TERMS else []
 
 
 def symbol_matches(symbol: str, identifier: str) -> bool:

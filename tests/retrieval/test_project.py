@@ -230,3 +230,36 @@ def test_the_projects_own_name_in_a_question_is_not_a_symbol_it_asks_for(
         hits = searcher.search("where is cJSON defined").hits
         assert (hits[0].chunk.symbol, hits[0].chunk.kind) == ("cJSON", "class")
         assert [h.chunk.kind for h in hits if h.exact_symbol] == ["class"]
+
+
+# typer (user pass): the project is named after its class, and the docs' tutorials define
+# classes of their own that say "class" more often.
+TYPER = {
+    "pyproject.toml": '[project]\nname = "typer"\n',
+    "typer/main.py": '''
+class Typer:
+    """The app: commands are registered on it and run through click."""
+
+    def command(self, name=None):
+        """Register a function as a command."""
+        return lambda f: f
+''',
+    "docs_src/custom_types/tutorial001.py": '''
+class CustomClass:
+    """A custom class, defined in the tutorial about classes: this class is parsed."""
+
+    def __init__(self, value: str):
+        self.value = value
+
+
+def parse_custom_class(value: str):
+    """Parse the custom class of the class tutorial."""
+    return CustomClass(value * 2)
+''',
+}
+
+
+def test_the_projects_name_with_its_kind_is_the_class(tmp_path: Path) -> None:
+    with hash_searcher(tmp_path, TYPER) as searcher:
+        hits = searcher.search("where is the Typer class defined").hits
+    assert (hits[0].chunk.symbol, hits[0].exact_symbol) == ("Typer", True)

@@ -83,3 +83,29 @@ def test_plural_acronyms_are_words(word: str) -> None:
 )
 def test_a_rust_macro_as_written_is_an_identifier(query: str, identifiers: tuple[str, ...]) -> None:
     assert analyze(query).identifiers == identifiers
+
+
+@pytest.mark.parametrize(
+    ("query", "identifiers"),
+    [
+        ("where is the Typer class defined", ("Typer",)),
+        ("class Command in cobra", ("Command",)),
+        ("where is the Session object created", ("Session",)),
+        # A question word is no name; a longer question's kind word describes the answer
+        # (click-12: `Choice` itself boosted above `Choice.convert`).
+        ("What type does parse return", ()),
+        (
+            "What error message does the Choice type produce for an invalid value, and how "
+            "does case matching work?",
+            (),
+        ),
+    ],
+)
+def test_a_capitalised_word_named_with_its_kind_is_an_identifier(
+    query: str, identifiers: tuple[str, ...]
+) -> None:
+    info = analyze(query)
+    assert info.identifiers == identifiers
+    assert info.kinded == identifiers
+    if identifiers:
+        assert info.is_navigation
