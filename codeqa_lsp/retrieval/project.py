@@ -11,7 +11,8 @@ there too moved the answer's BM25 rank 14 → 6 but no final rank of any set or 
 
 The name is the one the project declares in a manifest at the workspace root (go.mod,
 package.json, pyproject.toml, setup.cfg, Cargo.toml, a .gemspec, composer.json,
-settings.gradle, a .sln, CMakeLists.txt's `project()`), never the folder's name: checkouts
+settings.gradle, pom.xml, a .sln or .slnx, CMakeLists.txt's `project()`; a multi-module
+build's `-parent`/`-root` suffix dropped), never the folder's name: checkouts
 are named anything (`app`, `server`, `work`), and dropping such a word would cost real
 questions. Manifests are read once per searcher, at most `MAX_MANIFEST_BYTES` each, and
 anything unreadable is skipped.
@@ -36,6 +37,11 @@ _SETUP_CFG_NAME = re.compile(
     r"^\[metadata\][^\[]*?^name[ \t]*=[ \t]*(\S+)", re.MULTILINE | re.DOTALL
 )
 _GRADLE_NAME = re.compile(r"rootProject\.name\s*=\s*['\"]([^'\"]+)['\"]")
+_POM_ARTIFACT = re.compile(r"<artifactId>\s*([^<\s]+)\s*</artifactId>")
+# A multi-module build names its root after the project with a conventional suffix:
+# retrofit's `rootProject.name = 'retrofit-root'`, okio's `okio-parent`, gson's `gson-parent`
+# (user pass: the name read as `retrofitroot`, a word no question says).
+_AGGREGATOR_SUFFIX = re.compile(r"[-_.](?:parent|root|project|aggregator|build|all)$", re.I)
 _CMAKE_PROJECT = re.compile(
     r"^[ \t]*project[ \t]*\([ \t]*([A-Za-z][\w-]*)", re.MULTILINE | re.IGNORECASE
 )
@@ -89,6 +95,15 @@ def _toml_name(*sections: str) -> Callable[[str], list[str]]:
     return read
 
 
+def _pom(text: str) -> list[str]:
+    """A Maven project's own `<artifactId>`: the first one outside its `<parent>` block."""
+    start = text.find("<parent>")
+    end = text.find("</parent>", start) if start >= 0 else -1
+    own = text[:start] + text[end:] if end >= 0 else text
+    match = _POM_ARTIFACT.search(own)
+    return [match.group(1)] if match else []
+
+
 def _regex(pattern: re.Pattern[str]) -> Callable[[str], list[str]]:
     return lambda text: [match.group(1)] if (match := pattern.search(text)) else []
 
@@ -103,9 +118,10 @@ _MANIFESTS: dict[str, Callable[[str], list[str]]] = {
     "settings.gradle": _regex(_GRADLE_NAME),
     "settings.gradle.kts": _regex(_GRADLE_NAME),
     "CMakeLists.txt": _regex(_CMAKE_PROJECT),
+    "pom.xml": _pom,
 }
 # Manifests named after the project itself.
-_NAMED_BY_FILE = (".gemspec", ".sln")
+_NAMED_BY_FILE = (".gemspec", ".sln", ".slnx")
 
 
 def declared_names(root: Path) -> list[str]:
@@ -120,7 +136,7 @@ def declared_names(root: Path) -> list[str]:
     except OSError:
         entries = []
     names += [p.stem for p in entries if p.suffix in _NAMED_BY_FILE and p.is_file()]
-    return names
+    return [_AGGREGATOR_SUFFIX.sub("", name) or name for name in names]
 
 
 def name_terms(root: Path) -> frozenset[str]:

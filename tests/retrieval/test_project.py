@@ -34,6 +34,17 @@ from tests.retrieval.searchers import hash_searcher
         ),
         ("sinatra.gemspec", "Gem::Specification.new do |s|\nend\n", {"sinatra"}),
         ("MediatR.sln", "Microsoft Visual Studio Solution File\n", {"mediatr"}),
+        ("Polly.slnx", "<Solution></Solution>\n", {"polly"}),
+        # A multi-module build's root: the project's name with a conventional suffix.
+        ("settings.gradle", "rootProject.name = 'retrofit-root'\n", {"retrofit"}),
+        ("settings.gradle.kts", 'rootProject.name = "okio-parent"\n', {"okio"}),
+        (
+            "pom.xml",
+            "<project><parent><artifactId>oss-parent</artifactId></parent>\n"
+            "<groupId>com.google.code.gson</groupId><artifactId>gson-parent</artifactId>"
+            "<modules><module>gson</module></modules></project>\n",
+            {"gson"},
+        ),
         # Unreadable or nameless manifests name nothing, and never raise.
         ("package.json", "{not json", set()),
         ("package.json", '["a list"]', set()),
