@@ -78,6 +78,14 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
         ".codeqa",
         ".yarn",
         ".pnpm-store",
+        # Generated sites and docs: Jekyll's `_site` (immer's held its rendered README, which
+        # led "how are changes recorded as patches"; user pass), Sphinx's and Elixir's
+        # `_build`, Docusaurus's cache, Nuxt's and Turborepo's output.
+        "_site",
+        "_build",
+        ".docusaurus",
+        ".output",
+        ".turbo",
     }
 )
 # Output directories by convention that are also the names of real packages: kept when the

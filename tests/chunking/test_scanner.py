@@ -237,6 +237,9 @@ def test_filter_single_file_decisions_match_the_walk(workspace: Path) -> None:
     assert flt.skip_reason("lib/drop.tmp.py") == "ignored"
     assert flt.skip_reason("ignored_dir/new_file.py") == "ignored"
     assert flt.skip_reason("node_modules/x/y/z.js") == "default-excluded"
+    # Generated sites: immer's Jekyll `_site/` held its rendered README.
+    assert flt.skip_reason("_site/readme/index.html") == "default-excluded"
+    assert flt.skip_reason("docs/_build/html/api.html") == "default-excluded"
     assert flt.skip_reason("myenv/lib/mod.py") == "default-excluded"
     assert flt.skip_reason("src/local_only.py") == "ignored"
     assert flt.skip_reason("other/local_only.py") is None  # nested .gitignore is scoped
