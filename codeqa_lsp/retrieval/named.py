@@ -68,7 +68,7 @@ def named_definitions(
         if question and not matches and qualifier.count(".") >= 1:
             matches = _without_namespace(named, ident)
         if question and not matches and qualifier and not definitions(qualifier.split(".")[-1]):
-            matches = _through_alias(info, [c for c in named if c.symbol == name])
+            matches = _through_alias(info, named, name)
         if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
             matches = [c for c in matches if chunk_kind(c) != "test"] or matches
         if constants is not None and not matches:
@@ -110,17 +110,23 @@ def _code_defining(name: str, definitions: Definitions) -> list[Chunk]:
     return [c for c in definitions(name) if c.part == 0 and c.kind != "section"]
 
 
-def _through_alias(info: QueryInfo, top_level: list[Chunk]) -> list[Chunk]:
+def _through_alias(info: QueryInfo, named: list[Chunk], name: str) -> list[Chunk]:
     """`z.lazy`, `np.array`: a qualifier nothing defines is a module's import alias, and the
     name a top-level definition (zod: "where is z.object defined" found no definition and
     ranked a module chunk first; `object` in classic/schemas.ts now). Tests' namesakes are
     not what the alias imports, and an alias imports one module: a name defined at the top of
     more than `ALIASED_DEFINITIONS` library modules is not resolved (zod's four `string`
     functions would have led "how does z.string validate emails", about emails). A question
-    that is not a navigation takes the name only when one definition has it."""
-    library = [c for c in top_level if chunk_kind(c) != "test"]
+    that is not a navigation takes the name only when one definition has it.
+
+    With no top-level definition, the qualifier is an object's usual name (`ctx.throw`,
+    `app.listen`, `req.query`): the members of that name, under the same limits (koa: "where
+    is ctx.throw defined" ranked a test module first, `context.throw` second; user pass)."""
     most = ALIASED_DEFINITIONS if info.is_navigation else 1
-    return library if len(library) <= most else []
+    library = [c for c in named if chunk_kind(c) != "test"]
+    top_level = [c for c in library if c.symbol == name]
+    chosen = top_level or library
+    return chosen if len(chosen) <= most else []
 
 
 def with_named(

@@ -37,6 +37,15 @@ _SCOPE = re.compile(r"(?<=[\w$])(?:::|->|#)(?=[A-Za-z_$])")
 # a type's name even when it is a plain word (typer: "where is the Typer class defined" named
 # nothing, and a docs tutorial's `CustomClass` came first; user pass, not an evaluation set).
 # The kind word describes the name, so it is none of the question's other terms.
+# The one word a navigation asks for, whatever its shape: "where is Unmarshal defined" (Go's
+# exported names are capitalised words: viper's `Unmarshal` was third, below `UnmarshalExact`),
+# "where is parse implemented". Only the one word between "where is" and "defined/declared/
+# implemented", so prose never turns into names ("where are routes defined" stays prose).
+_WHERE_DEFINED = re.compile(
+    r"^\s*where\s+is\s+(?:the\s+)?([A-Za-z_$][\w$]*)\s+"
+    r"(?:defined|declared|implemented)\s*\??\s*$",
+    re.IGNORECASE,
+)
 _KIND = r"(?:class|struct|interface|enum|trait|protocol|record|exception|module|type|object)"
 _NAMED_KIND = re.compile(rf"\b([A-Z][\w$]*)\s+({_KIND})\b|\b({_KIND})\s+([A-Z][\w$]*)\b")
 
@@ -85,6 +94,9 @@ def analyze(query: str) -> QueryInfo:
     dotted = with_dots(query)
     for match in (*_BACKTICKED.finditer(dotted), *_MACRO.finditer(dotted)):
         identifiers.setdefault(match.group(1), None)
+    asked = _WHERE_DEFINED.match(dotted)
+    if asked and asked.group(1).lower() not in STOPWORDS:
+        identifiers.setdefault(asked.group(1), None)
     for match in _CANDIDATE.finditer(dotted):
         word = match.group().rstrip(".")
         if looks_like_identifier(word):

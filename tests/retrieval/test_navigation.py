@@ -185,3 +185,55 @@ def test_a_namespace_qualified_name_names_the_definition_without_its_namespace()
     assert named_definitions(question, definitions, constants=lambda terms, limit: []) == [write]
     # A pasted text names dozens of qualified names: no guessing there.
     assert named_definitions(question, definitions) == []
+
+
+KOA = {
+    "lib/context.js": """
+const proto = module.exports = {
+  throw (...args) {
+    throw createError(...args)
+  },
+
+  onerror (err) {
+    this.app.emit('error', err, this)
+  }
+}
+""",
+    "lib/application.js": """
+module.exports = class Application extends Emitter {
+  listen (...args) {
+    const server = http.createServer(this.callback())
+    return server.listen(...args)
+  }
+}
+""",
+    "__tests__/context/throw.test.js": """
+describe('ctx.throw(msg)', () => {
+  it('should set .status to 500', () => {
+    const ctx = context()
+    try { ctx.throw('boom') } catch (err) { assert.strictEqual(err.status, 500) }
+  })
+  it('ctx.throw with a status', () => {
+    const ctx = context()
+    try { ctx.throw(400, 'name required') } catch (err) { assert.strictEqual(err.status, 400) }
+  })
+})
+""",
+}
+
+
+def test_an_objects_usual_name_qualifies_its_members(tmp_path: Path) -> None:
+    # koa: `ctx` is the context object (`context.throw`), nothing defines `ctx`.
+    with hash_searcher(tmp_path, KOA) as searcher:
+        hits = searcher.search("where is ctx.throw defined", top_k=3).hits
+        assert (hits[0].chunk.symbol, hits[0].exact_symbol) == ("context.throw", True)
+        hits = searcher.search("where is app.listen defined", top_k=3).hits
+        assert hits[0].chunk.symbol.endswith(".listen") and hits[0].exact_symbol
+
+
+def test_the_word_a_where_is_defined_question_asks_for_is_a_name() -> None:
+    # viper: Go's exported names are capitalised words (`Unmarshal`).
+    assert analyze("where is Unmarshal defined").identifiers == ("Unmarshal",)
+    assert analyze("Where is parse implemented?").identifiers == ("parse",)
+    assert analyze("where are routes defined").identifiers == ()
+    assert analyze("where is it defined").identifiers == ()
