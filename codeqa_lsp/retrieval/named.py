@@ -69,6 +69,7 @@ def named_definitions(
             matches = _without_namespace(named, ident)
         if question and not matches and qualifier and not definitions(qualifier.split(".")[-1]):
             matches = _through_alias(info, named, name)
+        matches = _without_constructors(matches)
         if len(matches) > MAX_NAMED_DEFINITIONS:  # tests' namesakes go first (hono: 9)
             matches = [c for c in matches if chunk_kind(c) != "test"] or matches
         if constants is not None and not matches:
@@ -77,6 +78,21 @@ def named_definitions(
             for chunk in matches:
                 found.setdefault(chunk.id, chunk)
     return list(found.values())
+
+
+def _without_constructors(matches: list[Chunk]) -> list[Chunk]:
+    """The matches without the constructors of a matched class: a Java, C#, C++ or Kotlin
+    constructor is named after its class (`OkHttpCall.OkHttpCall`), so naming the class named
+    it too, and the boost lifted it above what the question asked (retrofit: "how does the
+    OkHttpCall execute a request synchronously" ranked the constructor first, the class second
+    and `OkHttpCall.execute` third; user pass). The class holds the constructor's signature."""
+    classes = {c.symbol for c in matches if c.kind == "class"}
+
+    def constructor(chunk: Chunk) -> bool:
+        owner, _, name = chunk.symbol.rpartition(".")
+        return chunk.kind == "method" and owner in classes and owner.rpartition(".")[2] == name
+
+    return [c for c in matches if not constructor(c)]
 
 
 def _assigned(qualifier: str, name: str, constants: TermLookup) -> list[Chunk]:

@@ -237,3 +237,31 @@ def test_the_word_a_where_is_defined_question_asks_for_is_a_name() -> None:
     assert analyze("Where is parse implemented?").identifiers == ("parse",)
     assert analyze("where are routes defined").identifiers == ()
     assert analyze("where is it defined").identifiers == ()
+
+
+def test_naming_a_class_does_not_name_its_constructor() -> None:
+    # retrofit: the constructor `OkHttpCall.OkHttpCall` was boosted with its class, above
+    # `OkHttpCall.execute`, for "how does the OkHttpCall execute a request synchronously".
+    cls = chunk_of(
+        "final class OkHttpCall<T> implements Call<T> {}",
+        path="OkHttpCall.java",
+        symbol="OkHttpCall",
+        kind="class",
+        language="java",
+    )
+    ctor = chunk_of(
+        "OkHttpCall(RequestFactory f) {}",
+        path="OkHttpCall.java",
+        symbol="OkHttpCall.OkHttpCall",
+        kind="method",
+        language="java",
+    )
+
+    def definitions(name: str) -> list[Chunk]:
+        return [cls, ctor] if name == "OkHttpCall" else []
+
+    info = analyze("how does the OkHttpCall execute a request synchronously")
+    assert named_definitions(info, definitions) == [cls]
+    # Asked for by its qualified name, the constructor is what is named.
+    info = analyze("where is OkHttpCall.OkHttpCall defined")
+    assert named_definitions(info, definitions) == [ctor]
