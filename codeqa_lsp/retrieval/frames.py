@@ -39,8 +39,12 @@ _JVM = re.compile(
 _CSHARP = re.compile(r"\bat\s+([\w.`<>$+\[\],]+?)\([^()\n]*\)\s+in\s+(\S[^\n]*?\.cs):line\s+(\d+)")
 # `github.com/go-chi/chi/v5.(*node).findRoute(0xc000..., ...)` then, indented on the next
 # line, `/home/u/chi/tree.go:494 +0x2a5`.
+# The lookahead keeps the pattern to lines with a `(` in their first 500 characters: its two
+# runs of the same characters (`[\w.\-/]*\.` then `[\w.]+`) split a long dotted word every
+# way, n² steps (a pasted 200,000-character `a.a.a...` took two minutes).
 _GO = re.compile(
-    r"^[ \t]*([\w.\-/]*\.(?:\(\*?[\w\[\]., ]+\)\.)?[\w.]+)\([^\n]*\)[ \t]*\n\s+(\S+\.go):(\d+)",
+    r"^[ \t]*(?=[^\n(]{0,500}\()"
+    r"([\w.\-/]*\.(?:\(\*?[\w\[\]., ]+\)\.)?[\w.]+)\([^\n]*\)[ \t]*\n\s+(\S+\.go):(\d+)",
     re.MULTILINE,
 )
 # `  3: walkdir::IntoIter::check_loop` then `             at ./src/lib.rs:981:17`.
@@ -51,7 +55,12 @@ _RUST = re.compile(
 )
 # `lib/rack/request.rb:787:in 'Rack::Request::Helpers#expand_param_pairs'` (Ruby 3.4) or
 # "in `expand_param_pairs'" (earlier).
-_RUBY = re.compile(r"(\S+\.rb):(\d+):in [`'\u2018]([^'\u2019\n]+)['\u2019]")
+# The path starts after a blank, a quote or a bracket (or the text's start) and holds none of
+# them: unanchored, `\S+` tried every start inside a long word and scanned to its end from
+# each, n² steps (a pasted 200,000-letter word took 45 s).
+_RUBY = re.compile(
+    r"(?<![^\s`'\"(\[])([^\s`'\"()\[\]]+\.rb):(\d+):in [`'\u2018]([^'\u2019\n]+)['\u2019]"
+)
 
 _GENERICS = re.compile(r"\[[^\]]*\]|`\d+")  # C#'s `Send[TResponse]`, `List`1`
 _GO_CLOSURE = re.compile(r"(?:\.func\d+)+(?:\.\d+)*$")

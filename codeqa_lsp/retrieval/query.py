@@ -30,22 +30,25 @@ _MACRO = re.compile(r"(?<![\w$])([A-Za-z_]\w*)!(?=[(\[{]|\s+macros?\b)")
 _CANDIDATE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?")
 _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]")
 # An acronym then a word: `HTTPException`, `IOError`, `HTTPAdapter`, `XMLParser` (hono:
-# "where is HTTPException defined" was read as prose); not `APIs`, `URLs`, `IDs`.
-_ACRONYM_THEN_WORD = re.compile(r"[A-Z]{2,}[a-z]{2,}")
+# "where is HTTPException defined" was read as prose); not `APIs`, `URLs`, `IDs`. Two capitals
+# then two small letters is the same test as `[A-Z]{2,}[a-z]{2,}` without its backtracking:
+# that searched a word of n capitals in n² steps (a 20,000-letter word took 2.9 s of a
+# search, a megabyte pasted into a request would have held a search thread for hours).
+_ACRONYM_THEN_WORD = re.compile(r"[A-Z]{2}[a-z]{2}")
 _SCOPE = re.compile(r"(?<=[\w$])(?:::|->|#)(?=[A-Za-z_$])")
-# A capitalised word named with its kind, "the Typer class", "class Typer", "the Rack module":
-# a type's name even when it is a plain word (typer: "where is the Typer class defined" named
-# nothing, and a docs tutorial's `CustomClass` came first; user pass, not an evaluation set).
-# The kind word describes the name, so it is none of the question's other terms.
 # The one word a navigation asks for, whatever its shape: "where is Unmarshal defined" (Go's
 # exported names are capitalised words: viper's `Unmarshal` was third, below `UnmarshalExact`),
 # "where is parse implemented". Only the one word between "where is" and "defined/declared/
 # implemented", so prose never turns into names ("where are routes defined" stays prose).
 _WHERE_DEFINED = re.compile(
     r"^\s*where\s+is\s+(?:the\s+)?([A-Za-z_$][\w$]*)\s+"
-    r"(?:defined|declared|implemented)\s*\??\s*$",
+    r"(?:defined|declared|implemented)[\s?]*$",
     re.IGNORECASE,
 )
+# A capitalised word named with its kind, "the Typer class", "class Typer", "the Rack module":
+# a type's name even when it is a plain word (typer: "where is the Typer class defined" named
+# nothing, and a docs tutorial's `CustomClass` came first; user pass, not an evaluation set).
+# The kind word describes the name, so it is none of the question's other terms.
 _KIND = r"(?:class|struct|interface|enum|trait|protocol|record|exception|module|type|object)"
 _NAMED_KIND = re.compile(rf"\b([A-Z][\w$]*)\s+({_KIND})\b|\b({_KIND})\s+([A-Z][\w$]*)\b")
 
@@ -129,7 +132,7 @@ def _kinded(text: str, other: dict[str, None]) -> list[tuple[str, str]]:
         name, kind = (match[1], match[2]) if match[1] else (match[4], match[3])
         tokens = tokenize(name)
         if tokens and tokens[0] not in STOPWORDS:
-            found.append((name, kind.lower()))
+            found.append((name, kind))
     described = {kind for _, kind in found} | {t for name, _ in found for t in tokenize(name)}
     rest = [t for t in other if t not in described]
     return found if len(rest) <= NAVIGATION_MAX_OTHER_TERMS else []
