@@ -246,16 +246,12 @@ def _raises(text: str, name: str) -> bool:
     return re.search(pattern, text) is not None
 
 
-def literal_score(text: str, literals: Literals) -> float:
-    """0..1: how well a chunk's text holds the query's literals (the best one counts)."""
-    return max(_message_share(text, literals), 1.0 if _raises_any(text, literals) else 0.0)
-
-
 def literal_scores(texts: Mapping[str, str], literals: Literals) -> dict[str, float]:
-    """`literal_score` of each candidate (id → text) that holds a literal, except that an
-    error raised by more than `COMMON_RAISERS` candidates credits each raiser with only
-    `(COMMON_RAISERS / raisers)²`: being one of many raise sites says little about which one
-    the question means, so the rest of its words decide (see COMMON_RAISERS)."""
+    """0..1 for each candidate (id → text) that holds one of the query's literals: the best
+    share of a quoted or pasted message it holds, or 1 when it raises an error the query
+    names, except that an error raised by more than `COMMON_RAISERS` candidates credits each
+    raiser with only `(COMMON_RAISERS / raisers)²`: being one of many raise sites says little
+    about which one the question means, so the rest of its words decide."""
     raisers = {doc for doc, text in texts.items() if _raises_any(text, literals)}
     raise_credit = min(1.0, COMMON_RAISERS / len(raisers)) ** 2 if raisers else 0.0
     scores = {}

@@ -384,8 +384,7 @@ class HybridSearcher:
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})
         sizes = {} if arms.long_query else self.indexer.file_sizes(paths)
-        texts = {c.id: c.text for c, _ in candidates}
-        held = literal_scores(texts, literals) if literals else {}
+        held = literal_scores({c.id: c.text for c, _ in candidates}, literals) if literals else {}
         raised = frozenset(literals.raised)  # error classes below the code raising them
         return rerank(candidates, files, evidence, priors, weights, sizes, held, raised)
 

@@ -7,11 +7,17 @@ from pathlib import Path
 
 from codeqa_lsp.retrieval.literals import (
     COMMON_RAISERS,
+    Literals,
     find_literals,
-    literal_score,
     literal_scores,
 )
 from tests.retrieval.searchers import hash_searcher
+
+
+def literal_score(text: str, literals: Literals) -> float:
+    """One chunk's literal score (a lone raiser gets full credit)."""
+    return literal_scores({"chunk": text}, literals).get("chunk", 0.0)
+
 
 FILES = {
     "pkg/units.py": '''
