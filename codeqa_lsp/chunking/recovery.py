@@ -76,11 +76,11 @@ def recover_definitions(
     lines: Lines,
     path: str,
     defs: list[Definition],
-    parsed: bytes | None = None,
+    parsed: bytes,
 ) -> list[Definition]:
     """`defs` (from `find_definitions` over `root`) plus the definitions recovered from the
     damaged regions, sorted and nested. Returns `defs` itself when nothing was damaged.
-    `parsed`: the bytes `root` was parsed from when not `lines.data` itself (macros blanked,
+    `parsed`: the bytes `root` was parsed from (`lines.data`, or with C/C++ macros blanked by
     `macros.parsed_bytes`, same length); re-parses read them too."""
     if not root.has_error:
         return defs
@@ -107,7 +107,7 @@ def recover_definitions(
             budget -= end - start
             reparses += 1
             parser.included_ranges = [Range((start_row, 0), (last_row + 1, 0), start, end)]
-            tree = parser.parse(lines.data if parsed is None else parsed)
+            tree = parser.parse(parsed)
             found = [
                 d
                 for d in find_definitions(gram, tree.root_node, lines.data, path)

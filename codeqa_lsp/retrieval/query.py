@@ -108,34 +108,34 @@ def analyze(query: str) -> QueryInfo:
     other = dict.fromkeys(
         t for t in tokenize(dotted) if t not in STOPWORDS and t not in ident_tokens
     )
-    kinded = _kinded(dotted, other)
-    for name, kind in kinded:
-        identifiers.setdefault(name, None)
-        other.pop(kind, None)
-        for token in tokenize(name):
-            other.pop(token, None)
+    kinded, described = _kinded(dotted, list(other))
+    identifiers.update(dict.fromkeys(kinded))
     return QueryInfo(
         text=query,
         identifiers=tuple(identifiers),
-        other_terms=tuple(other),
-        kinded=tuple(name for name, _ in kinded),
+        other_terms=tuple(t for t in other if t not in described),
+        kinded=kinded,
     )
 
 
-def _kinded(text: str, other: dict[str, None]) -> list[tuple[str, str]]:
-    """(name, kind word) of each capitalised word named with its kind (`_NAMED_KIND`), when
-    the question is then a navigation: in a longer question the kind names what the answer
-    is about, and boosting the type itself put `Choice` above `Choice.convert` for "What
-    error message does the Choice type produce for an invalid value, ..." (click-12)."""
-    found = []
+def _kinded(text: str, other: list[str]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The capitalised words named with their kind (`_NAMED_KIND`), and the tokens they and
+    their kind words take out of the `other` terms, when the question is then a navigation:
+    in a longer question the kind names what the answer is about, and boosting the type
+    itself put `Choice` above `Choice.convert` for "What error message does the Choice type
+    produce for an invalid value, ..." (click-12)."""
+    names: dict[str, None] = {}
+    described: set[str] = set()
     for match in _NAMED_KIND.finditer(text):
         name, kind = (match[1], match[2]) if match[1] else (match[4], match[3])
         tokens = tokenize(name)
         if tokens and tokens[0] not in STOPWORDS:
-            found.append((name, kind))
-    described = {kind for _, kind in found} | {t for name, _ in found for t in tokenize(name)}
+            names.setdefault(name, None)
+            described.update(tokens, (kind,))
     rest = [t for t in other if t not in described]
-    return found if len(rest) <= NAVIGATION_MAX_OTHER_TERMS else []
+    if len(rest) > NAVIGATION_MAX_OTHER_TERMS:
+        return (), frozenset()
+    return tuple(names), frozenset(described)
 
 
 def symbol_matches(symbol: str, identifier: str) -> bool:
