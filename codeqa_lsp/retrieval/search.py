@@ -40,7 +40,7 @@ from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.compounds import compounds_lifted
 from codeqa_lsp.retrieval.duplicates import distinct_places
-from codeqa_lsp.retrieval.enclosing import enclosing_first
+from codeqa_lsp.retrieval.enclosing import enclosing_first, innermost_holders_first
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.feedback import feedback_for, feedback_terms
 from codeqa_lsp.retrieval.floor import Verdict, code_verdict, dense_floor
@@ -170,10 +170,11 @@ class HybridSearcher:
                 info, arms, filters, literals, definitions
             )
             evidence = self._evidence(query)
-            ranked = self._second_stage(query, ranked, arms, filters, literals, evidence)
+            ranked, holders = self._second_stage(query, ranked, arms, filters, literals, evidence)
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 ranked = members_of_strong_owners(ranked)
-                ranked = enclosing_first(ranked, definitions)
+                ranked = enclosing_first(ranked, definitions, holders)
+                ranked = innermost_holders_first(ranked, holders)
             ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:
                 ranked = named_first(ranked, exact_ids, info.identifiers)
@@ -362,8 +363,9 @@ class HybridSearcher:
         filters: SearchFilters | None,
         literals: Literals,
         evidence: Evidence,
-    ) -> list[tuple[Chunk, float]]:
-        """File-level evidence, mentions (`evidence`), literals, then the reranker (`rerank.py`)."""
+    ) -> tuple[list[tuple[Chunk, float]], frozenset[str]]:
+        """File-level evidence, mentions (`evidence`), literals, then the reranker
+        (`rerank.py`); with the ids of the candidates holding the query's literals."""
         files = normalized_files(self.indexer.file_bm25(arms.terms, FILE_CANDIDATES))
         present = {c.path for c, _ in ranked}
         strong = [p for p, s in sorted(files.items(), key=lambda i: -i[1])[:FILE_LIFT]]
@@ -386,7 +388,8 @@ class HybridSearcher:
         sizes = {} if arms.long_query else self.indexer.file_sizes(paths)
         held = literal_scores({c.id: c.text for c, _ in candidates}, literals) if literals else {}
         raised = frozenset(literals.raised)  # error classes below the code raising them
-        return rerank(candidates, files, evidence, priors, weights, sizes, held, raised)
+        ranked = rerank(candidates, files, evidence, priors, weights, sizes, held, raised)
+        return ranked, frozenset(held)
 
     def _short_weights(self, arms: _Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the

@@ -208,3 +208,70 @@ def test_parts_of_a_split_definition_show_once(tmp_path: Path) -> None:
         searcher.close()
     finally:
         indexer.close()
+
+
+STORE = """
+export function createStore(reducer, preloadedState) {
+  let currentReducer = reducer;
+  let currentState = preloadedState;
+  let isDispatching = false;
+  const listeners = new Map();
+
+  function getState() {
+    if (isDispatching) {
+      throw new Error('You may not call store.getState() while the reducer is executing.');
+    }
+    return currentState;
+  }
+
+  function dispatch(action) {
+    if (typeof action !== 'object') {
+      throw new Error('Actions must be plain objects, not ' + typeof action);
+    }
+    if (isDispatching) {
+      throw new Error('Reducers may not dispatch actions.');
+    }
+    try {
+      isDispatching = true;
+      currentState = currentReducer(currentState, action);
+    } finally {
+      isDispatching = false;
+    }
+    listeners.forEach(listener => listener());
+    return action;
+  }
+
+  function replaceReducer(nextReducer) {
+    currentReducer = nextReducer;
+    dispatch({ type: 'REPLACE' });
+  }
+
+  return { dispatch, getState, replaceReducer };
+}
+"""
+
+
+def test_a_pasted_message_cites_the_innermost_function_that_holds_it(tmp_path: Path) -> None:
+    """Redux's store methods are functions nested in `createStore`: a message pasted from
+    `dispatch` is in both texts, and `dispatch` is the line's own function. Without the
+    holders' exception the enclosing function was lifted above it and `dispatch` folded."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "createStore.js").write_text(STORE)
+    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
+    indexer = Indexer(root, settings)
+    try:
+        indexer.index()
+        searcher = HybridSearcher(indexer, settings)
+        messages = ("Reducers may not dispatch actions.", "Error: Actions must be plain objects")
+        for message in messages:
+            symbols = [h.chunk.symbol for h in searcher.search(message, top_k=5).hits]
+            assert symbols[:2] == ["createStore.dispatch", "createStore"], (message, symbols)
+        # A question about what the store does still lifts the enclosing function and folds
+        # the nested one into it.
+        question = "how does the store swap its reducer"
+        symbols = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
+        assert symbols[0] == "createStore" and "createStore.replaceReducer" not in symbols
+        searcher.close()
+    finally:
+        indexer.close()
