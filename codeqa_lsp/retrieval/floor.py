@@ -103,11 +103,15 @@ def code_verdict(
     head: Sequence[Chunk],
     floor: float,
     named_exists: bool,
+    held_first: bool = False,
 ) -> Verdict:
     """Confidence from code evidence only: a LICENSE, CI file or changelog that matches
     best never makes a question about behaviour confident (unless it asks about them,
     `QueryPriors`), and a ranking whose `head` (first results) is only such files is not
-    confident. `bm25` / `dense` are the arms' lists, None for an arm that did not run."""
+    confident. `bm25` / `dense` are the arms' lists, None for an arm that did not run.
+    `held_first`: the first result writes the message the query pastes (`literals.py`), a
+    source whatever the arms make of the message's words (moshi's `Expected BEGIN_OBJECT
+    but was STRING at path $`, cosine 0.37 under the floor, 3 of 6 terms in BM25's best)."""
     allowed = QueryPriors(query).factors
 
     def counts(chunk: Chunk) -> bool:
@@ -124,4 +128,4 @@ def code_verdict(
             "no good source: the best matches are not code "
             f"({', '.join(dict.fromkeys(c.path for c in head))})",
         )
-    return judge(query, top_bm25, top_cosine, floor, exact_symbol=named_exists)
+    return judge(query, top_bm25, top_cosine, floor, exact_symbol=named_exists or held_first)

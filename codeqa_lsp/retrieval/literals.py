@@ -39,6 +39,13 @@ MIN_MESSAGE_WORDS = 3
 # The share of a message's words a chunk must hold in one run to count: a message's last
 # word is often pluralised or formatted ('argument(s)' against `argument ({args})`).
 MIN_RUN_SHARE = 0.75
+# A runtime value at either end of what the user saw (a class, a path, a key) is not in the
+# code and can be most of a short message: moshi writes `"$messagePrefix requires explicit
+# JsonAdapter to be registered"`, the user saw `Platform class java.util.Date requires
+# explicit JsonAdapter to be registered` and the throw site held 6 of its 11 words. So a
+# share of MIN_LONG_RUN_SHARE counts too when one run is this many words long.
+LONG_RUN_WORDS = 5
+MIN_LONG_RUN_SHARE = 0.5
 
 # How close (in words) a raise/throw verb must be to the identifier it is about: "where is
 # TooManyRedirects raised", "does a Subject throw ObjectUnsubscribedError", but not "...
@@ -264,7 +271,7 @@ def literal_scores(texts: Mapping[str, str], literals: Literals) -> dict[str, fl
 
 def _message_share(text: str, literals: Literals) -> float:
     """The largest share of one quoted or pasted message the text holds in runs, when it
-    reaches MIN_RUN_SHARE; else 0."""
+    reaches MIN_RUN_SHARE, or MIN_LONG_RUN_SHARE with one run of LONG_RUN_WORDS; else 0."""
     best = 0.0
     if literals.messages:
         hay = words(text)
@@ -272,9 +279,18 @@ def _message_share(text: str, literals: Literals) -> float:
             total = sum(len(f) for f in fragments)
             found = sum(_covered(f, hay) for f in fragments)
             share = found / total
-            if share >= MIN_RUN_SHARE:
+            if share >= MIN_RUN_SHARE or (
+                share >= MIN_LONG_RUN_SHARE and _long_run(fragments, hay)
+            ):
                 best = max(best, share)
     return best
+
+
+def _long_run(fragments: tuple[tuple[str, ...], ...], hay: list[str]) -> bool:
+    return any(
+        len(f) >= LONG_RUN_WORDS and _longest_run_at(f, hay, 0, len(hay))[2] >= LONG_RUN_WORDS
+        for f in fragments
+    )
 
 
 def _raises_any(text: str, literals: Literals) -> bool:

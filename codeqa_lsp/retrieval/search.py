@@ -154,6 +154,7 @@ class HybridSearcher:
             info = with_subject(info)  # `who calls getpreferredencoding` names a definition
         named_exists = False  # the query names a definition the index has (confidence)
         used: Used = {}  # a question about uses: the lines of each use
+        holders: frozenset[str] = frozenset()  # candidates holding the query's literals
 
         if mode in _PIPELINE:
             # A pasted issue quotes code and output everywhere; literals are a question's
@@ -187,7 +188,8 @@ class HybridSearcher:
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
 
         hits = _hits(ranked[:top_k], arms, exact_ids, used)
-        verdict = self._verdict(query, arms, mode, ranked, named_exists)
+        held_first = bool(ranked) and ranked[0][0].id in holders
+        verdict = self._verdict(query, arms, mode, ranked, named_exists, held_first)
         if not hits:
             verdict = type(verdict)(False, verdict.reason or "no results")
         return SearchResponse(
@@ -205,6 +207,7 @@ class HybridSearcher:
         mode: SearchMode,
         ranked: list[tuple[Chunk, float]],
         named_exists: bool,
+        held_first: bool,
     ) -> Verdict:
         return code_verdict(
             query,
@@ -213,6 +216,7 @@ class HybridSearcher:
             head=[c for c, _ in ranked[:NON_CODE_HEAD]],
             floor=dense_floor(self.indexer.embedder.name, self.settings.min_score),
             named_exists=named_exists,
+            held_first=held_first,
         )
 
     # -- arms --------------------------------------------------------------------------------

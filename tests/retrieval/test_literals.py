@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codeqa_lsp.chunking.chunker import chunk_source
+from codeqa_lsp.retrieval.floor import code_verdict
 from codeqa_lsp.retrieval.literals import (
     COMMON_RAISERS,
     Literals,
@@ -417,7 +419,22 @@ def test_a_runtime_value_in_the_middle_of_a_message_splits_it_into_runs() -> Non
     reversed_code = (
         'f"{char!r} at position {idx}: Invalid non-printable ASCII character in URL {key}"'
     )
-    assert literal_score(reversed_code, pasted) == 0.0  # 7 of 12 in order: under the share
+    # In the other order only the longest run counts: 7 of 12 words, a long run (less than
+    # the 9 the code in order holds).
+    assert literal_score(reversed_code, pasted) == 7 / 12
+
+
+def test_a_runtime_value_at_the_start_leaves_a_long_run_that_counts() -> None:
+    """moshi formats the platform class into the front of its message: the user's copy holds
+    6 of its 11 words in one run, under `MIN_RUN_SHARE` but a run of `LONG_RUN_WORDS`."""
+    pasted = find_literals(
+        "Platform class java.util.Date requires explicit JsonAdapter to be registered", []
+    )
+    code = 'throw Error("$messagePrefix requires explicit JsonAdapter to be registered")'
+    assert literal_score(code, pasted) == 6 / 11
+    # Short runs of common words stay under the bar however the share adds up.
+    assert literal_score("requires explicit; registered to be the JsonAdapter", pasted) == 0.0
+    assert literal_score("Platform class: JsonAdapter to be registered", pasted) == 0.0
 
 
 def test_error_lines_with_jvm_separators_and_hostile_text() -> None:
@@ -427,3 +444,75 @@ def test_error_lines_with_jvm_separators_and_hostile_text() -> None:
     # `$` could go either way: 2^n ways to fail) and a wall of blank lines read as nothing.
     assert not find_literals("a$" * 5000 + "b: x", [], bool)
     assert not find_literals("\n" * 100_000 + "x", [], bool)
+
+
+READER = {
+    "src/main/kotlin/json/Utf8Reader.kt": """
+package json
+
+internal class Utf8Reader(private val source: Source) : JsonReader() {
+  override fun beginObject() {
+    val p = peeked ?: doPeek()
+    if (p == PEEKED_BEGIN_OBJECT) {
+      pushScope(JsonScope.EMPTY_OBJECT)
+      peeked = PEEKED_NONE
+    } else {
+      throw JsonDataException("Expected BEGIN_OBJECT but was ${peek()} at path $path")
+    }
+  }
+
+  override fun nextString(): String {
+    val p = peeked ?: doPeek()
+    return when (p) {
+      PEEKED_UNQUOTED -> nextUnquotedValue()
+      PEEKED_DOUBLE_QUOTED -> nextQuotedValue(DOUBLE_QUOTE_OR_SLASH)
+      else -> throw JsonDataException("Expected a string but was ${peek()} at path $path")
+    }
+  }
+}
+""",
+    "src/main/kotlin/json/ValueReader.kt": """
+package json
+
+/** Reads a tree of values: a BEGIN_OBJECT token is a map, a BEGIN_ARRAY token a list. */
+internal class ValueReader(root: Any?) : JsonReader() {
+  override fun beginObject() {
+    val peeked = require<Map<*, *>>(stack.last(), Token.BEGIN_OBJECT)
+    stack.add(peeked.entries.iterator())
+  }
+
+  override fun beginArray() {
+    val peeked = require<List<*>>(stack.last(), Token.BEGIN_ARRAY)
+    stack.add(peeked.iterator())
+  }
+}
+""",
+}
+
+
+def test_a_pasted_message_the_first_result_writes_is_confident(tmp_path: Path) -> None:
+    """The words of `Expected BEGIN_OBJECT but was STRING at path $` say little to an
+    embedder or to BM25 (half of them are everywhere); the code writing it is the source."""
+    chunks = {
+        c.symbol: c for path, text in READER.items() for c in chunk_source(path, text.lstrip())
+    }
+    holder, decoy = chunks["Utf8Reader.beginObject"], chunks["ValueReader.beginObject"]
+    query = "Expected BEGIN_OBJECT but was STRING at path $"
+    # As on moshi: BM25's best holds 3 of the 6 terms and the cosine is under the floor.
+    bm25, dense = [(decoy, 9.0), (holder, 8.0)], [(holder, 0.37)]
+    verdict = code_verdict(query, bm25, dense, [holder], floor=0.38, named_exists=False)
+    assert not verdict.confident and "3 of 6" in verdict.reason
+    verdict = code_verdict(
+        query, bm25, dense, [holder], floor=0.38, named_exists=False, held_first=True
+    )
+    assert verdict.confident
+    # End to end, the searcher tells the verdict the first result holds the message.
+    with hash_searcher(tmp_path, READER) as searcher:
+        response = searcher.search("Expected BEGIN_OBJECT but was STRING at path $", top_k=3)
+        assert response.hits[0].chunk.symbol == "Utf8Reader.beginObject"
+        assert response.confident, response.reason
+        # A message no chunk writes stays unconfident, whatever its words match.
+        response = searcher.search(
+            "Expected an end of input but was a colon in the header", top_k=3
+        )
+        assert not response.confident
