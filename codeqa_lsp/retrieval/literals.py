@@ -108,6 +108,9 @@ _RAISE_INTENT = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b", re.
 class Literals:
     messages: tuple[tuple[tuple[str, ...], ...], ...]  # per message, its fragments' words
     raised: tuple[str, ...]  # said to be raised (last component), or a pasted line's type
+    # The query holds a line of program output (an error line, or is one on its own): the
+    # dotted words in it are values the program printed, not names the user wrote.
+    pasted: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.messages or self.raised)
@@ -155,7 +158,9 @@ def find_literals(
             messages.append(fragments)
     types = [error_type for error_type, _ in error_lines]
     raised = [*_raised(query, identifiers), *(t for t in types if defined(t))]
-    return Literals(messages=tuple(messages), raised=tuple(dict.fromkeys(raised)))
+    return Literals(
+        messages=tuple(messages), raised=tuple(dict.fromkeys(raised)), pasted=bool(pasted)
+    )
 
 
 def _bare_message(query: str) -> str | None:

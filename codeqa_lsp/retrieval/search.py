@@ -343,9 +343,10 @@ class HybridSearcher:
         fused = fuse(lists, config)
         # -- structure hook (retrieval/graph.py): declarations below implementations, graph
         fused = structure.adjust(self.indexer, info, fused, chunks)
-        # Compounds and constants for questions only: a pasted issue names dozens of identifiers.
+        # Compounds and constants for questions only: a pasted issue names dozens of identifiers,
+        # and a pasted output line's dotted values (`'http.response.body'`) name nothing.
         question = not arms.long_query
-        fused = compounds_lifted(fused, info, chunks) if question else fused
+        fused = compounds_lifted(fused, info, chunks) if question and not literals.pasted else fused
         lookup = partial(self.indexer.bm25_terms, filters=filters) if question else None
         found = named_definitions(info, definitions, lookup, self._project_name_terms())
         # An error the question says is raised is asked about where it is raised, not where
