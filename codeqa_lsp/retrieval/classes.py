@@ -22,6 +22,14 @@ Measured on the 100 questions (hybrid hit@5 / MRR@10, 2026-11-23):
     hash:  0.77/0.605 → 0.76/0.613 / 0.76/0.617 (requests-09 from rank 5 to 7; click MRR
            0.58 → 0.62, rxjs 0.56 → 0.58).
 One weight for both kinds of owner: 0.25, the best local result (the default embedder).
+
+Not for a pasted line of output that some candidate writes: that code is the answer, and a
+class matching the line's words is not about it. moshi's `Platform class java.util.Date
+requires explicit JsonAdapter to be registered` put the date adapter class second, and its
+two methods went over `ClassJsonAdapter.create`, which throws the message (1st -> 4th).
+A question quoting a message keeps the lift (rxjs-17 asks where 'No timeout provided.' is
+thrown and how `timeout` switches to a fallback: without the lift 1st -> 3rd). Measured
+2026-11-27: the 100 questions (local and hash) and the tryout rank identically.
 """
 
 from __future__ import annotations
@@ -38,10 +46,15 @@ def members_of_strong_owners(
     ranked: Sequence[tuple[Chunk, float]],
     weight: float = OWNER_WEIGHT,
     within: int = WITHIN,
+    writers: frozenset[str] = frozenset(),
 ) -> list[tuple[Chunk, float]]:
     """`ranked` (best first) with each method of a class, and each top-level function of a
     module, whose class or module chunk is in the first `within` results raised by `weight`
-    × that chunk's score; re-sorted (stable)."""
+    × that chunk's score; re-sorted (stable). `writers`: ids of the code writing a line of
+    output the query pastes; when one is among the first `within`, nothing is lifted (see
+    the module docstring)."""
+    if writers and any(chunk.id in writers for chunk, _ in ranked[:within]):
+        return list(ranked)
     classes: dict[tuple[str, str], float] = {}
     modules: dict[str, float] = {}
     for chunk, score in ranked[:within]:

@@ -69,6 +69,47 @@ def test_only_methods_of_high_ranked_classes_gain() -> None:
     assert members_of_strong_owners(ranked[1:] + ranked[:1], within=2) == ranked[1:] + ranked[:1]
 
 
+ADAPTERS = '''
+class DateJsonAdapter(JsonAdapter):
+    """A JsonAdapter for java.util.Date values, registered explicitly."""
+
+    def from_json(self, reader):
+        return parse_date(reader.next_string())
+
+    def to_json(self, writer, value):
+        writer.value(format_date(value))
+
+
+class ClassJsonAdapter(JsonAdapter):
+    def create(self, type_, annotations, moshi):
+        if type_.is_platform_type():
+            message_prefix = f"Platform {type_}"
+            raise ValueError(f"{message_prefix} requires explicit JsonAdapter to be registered")
+        return ClassJsonAdapter(type_.fields())
+'''
+
+
+def test_the_code_writing_a_pasted_line_keeps_its_place_over_a_class() -> None:
+    """moshi's scores for `Platform class java.util.Date requires explicit JsonAdapter to be
+    registered` after the second stage: the date adapter class, second, lifted both its
+    methods over `ClassJsonAdapter.create`, which throws the message."""
+    chunks = {c.symbol: c for c in chunk_source("adapters.py", ADAPTERS)}
+    ranked = [
+        (chunks["ClassJsonAdapter.create"], 0.996),
+        (chunks["DateJsonAdapter"], 0.952),
+        (chunks["DateJsonAdapter.from_json"], 0.858),
+        (chunks["DateJsonAdapter.to_json"], 0.79),
+    ]
+    lifted = [c.symbol for c, _ in members_of_strong_owners(ranked)]
+    assert lifted[0] == "DateJsonAdapter.from_json"
+    writers = frozenset({chunks["ClassJsonAdapter.create"].id})
+    assert members_of_strong_owners(ranked, writers=writers) == ranked
+    # A writer outside the first `within` results is no answer: the lift stays.
+    assert members_of_strong_owners(ranked[1:] + ranked[:1], within=3, writers=writers)[0][
+        0
+    ].symbol == ("DateJsonAdapter.from_json")
+
+
 MODULE = '''
 """Which files stay out of the index: credentials, binaries and generated code."""
 
