@@ -74,10 +74,37 @@ def named_definitions(
             matches = [c for c in matches if chunk_kind(c) != "test"] or matches
         if constants is not None and not matches:
             matches = _assigned(qualifier, name, constants)
+        if question and info.other_terms:
+            matches = _members_asked(matches, info.other_terms, definitions)
         if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
             for chunk in matches:
                 found.setdefault(chunk.id, chunk)
     return list(found.values())
+
+
+def _members_asked(
+    matches: list[Chunk], words: Sequence[str], definitions: Definitions
+) -> list[Chunk]:
+    """A named class's member that the question names by a plain word stands for it: "how
+    does freeze convert BytesMut into Bytes" asks about `BytesMut.freeze`, not the struct
+    (user pass over tokio-rs/bytes: the struct first, `freeze` third)."""
+    classes = {c.symbol: c for c in matches if c.kind == "class"}
+    if not classes:
+        return matches
+    members = [
+        c
+        for word in dict.fromkeys(words)
+        if len(word) >= 3
+        for c in definitions(word)
+        if c.kind in ("method", "function")
+        and c.part == 0
+        and c.symbol.rpartition(".")[0] in classes
+        and c.name.lower() == word
+    ]
+    if not members:
+        return matches
+    owners = {c.symbol.rpartition(".")[0] for c in members}
+    return [c for c in matches if c.symbol not in owners] + members
 
 
 def _without_constructors(matches: list[Chunk]) -> list[Chunk]:

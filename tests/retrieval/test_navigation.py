@@ -265,3 +265,47 @@ def test_naming_a_class_does_not_name_its_constructor() -> None:
     # Asked for by its qualified name, the constructor is what is named.
     info = analyze("where is OkHttpCall.OkHttpCall defined")
     assert named_definitions(info, definitions) == [ctor]
+
+
+BYTES_MUT = {
+    "src/bytes_mut.rs": """
+/// A unique reference to a contiguous slice of memory: BytesMut grows and is frozen into
+/// Bytes, which share the storage. BytesMut converts into Bytes cheaply.
+pub struct BytesMut {
+    ptr: NonNull<u8>,
+    len: usize,
+    cap: usize,
+    data: *mut Shared,
+}
+
+impl BytesMut {
+    /// Converts `self` into an immutable `Bytes`: no copy, the storage is shared.
+    pub fn freeze(self) -> Bytes {
+        let bytes = ManuallyDrop::new(self);
+        if bytes.kind() == KIND_VEC {
+            let vec = rebuild_vec(bytes.ptr.as_ptr(), bytes.len, bytes.cap, off);
+            return Bytes::from(vec);
+        }
+        unsafe { Bytes::with_vtable(bytes.ptr.as_ptr(), bytes.len, data, &SHARED_VTABLE) }
+    }
+
+    /// Reserves capacity for at least `additional` more bytes in this BytesMut.
+    pub fn reserve(&mut self, additional: usize) {
+        if self.capacity() - self.len() < additional {
+            self.reserve_inner(additional, true);
+        }
+    }
+}
+""",
+}
+
+
+def test_a_named_types_member_named_by_a_word_stands_for_the_type(tmp_path: Path) -> None:
+    """bytes: "how does freeze convert BytesMut into Bytes" ranked the struct `BytesMut`
+    (named, boosted) first and `BytesMut.freeze` third; the question asks about `freeze`."""
+    with hash_searcher(tmp_path, BYTES_MUT) as searcher:
+        hits = searcher.search("how does freeze convert BytesMut into Bytes", top_k=3).hits
+        assert hits[0].chunk.symbol == "BytesMut.freeze" and hits[0].exact_symbol
+        # Naming the type alone still names the type.
+        hits = searcher.search("how does BytesMut share its storage with Bytes", top_k=3).hits
+        assert hits[0].chunk.symbol == "BytesMut" and hits[0].exact_symbol
