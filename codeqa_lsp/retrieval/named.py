@@ -9,6 +9,7 @@ the fused order (`with_named`, and `named_first` after the second stage) live he
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from codeqa_lsp.chunking.model import Chunk
@@ -27,6 +28,10 @@ SYMBOL_BOOST = 0.5
 # Top-level definitions an alias-qualified name (`z.object`) may resolve to: one module's,
 # or two where a package ships two flavours of one API (zod's classic and mini `object`).
 ALIASED_DEFINITIONS = 2
+
+# The auxiliaries a question puts before the verb it asks about ("how does freeze ...").
+_ASKING_VERBS = frozenset({"does", "do", "did", "can", "could", "should", "will", "would"})
+_WORDS = re.compile(r"[A-Za-z_$][\w$]*")
 
 Definitions = Callable[[str], list[Chunk]]  # name → its definitions passing the filters
 TermLookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]  # BM25 terms, limit
@@ -75,7 +80,7 @@ def named_definitions(
         if constants is not None and not matches:
             matches = _assigned(qualifier, name, constants)
         if question and info.other_terms:
-            matches = _members_asked(matches, info.other_terms, definitions)
+            matches = _members_asked(matches, info.text, info.other_terms, definitions)
         if 0 < len(matches) <= MAX_NAMED_DEFINITIONS:
             for chunk in matches:
                 found.setdefault(chunk.id, chunk)
@@ -83,18 +88,29 @@ def named_definitions(
 
 
 def _members_asked(
-    matches: list[Chunk], words: Sequence[str], definitions: Definitions
+    matches: list[Chunk], text: str, words: Sequence[str], definitions: Definitions
 ) -> list[Chunk]:
     """A named class's member that the question names by a plain word stands for it: "how
     does freeze convert BytesMut into Bytes" asks about `BytesMut.freeze`, not the struct
-    (user pass over tokio-rs/bytes: the struct first, `freeze` third)."""
+    (user pass over tokio-rs/bytes: the struct first, `freeze` third). The word must be
+    where a question puts what it asks about: right after the class's name ("the OkHttpCall
+    execute", retrofit) or its own verb ("how does freeze"); a noun elsewhere names no
+    member ("grow its buffer when reserving more capacity" is not about `capacity`)."""
     classes = {c.symbol: c for c in matches if c.kind == "class"}
     if not classes:
         return matches
+    tokens = _WORDS.findall(text)
+    lowered = [t.lower() for t in tokens]
+    names = {c.name for c in classes.values()}
+    asked = {
+        lowered[i]
+        for i in range(1, len(tokens))
+        if tokens[i - 1] in names or lowered[i - 1] in _ASKING_VERBS
+    }
     members = [
         c
         for word in dict.fromkeys(words)
-        if len(word) >= 3
+        if len(word) >= 3 and word in asked
         for c in definitions(word)
         if c.kind in ("method", "function")
         and c.part == 0

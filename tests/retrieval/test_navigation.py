@@ -289,6 +289,11 @@ impl BytesMut {
         unsafe { Bytes::with_vtable(bytes.ptr.as_ptr(), bytes.len, data, &SHARED_VTABLE) }
     }
 
+    /// The number of bytes this BytesMut can hold without reallocating.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
     /// Reserves capacity for at least `additional` more bytes in this BytesMut.
     pub fn reserve(&mut self, additional: usize) {
         if self.capacity() - self.len() < additional {
@@ -306,6 +311,11 @@ def test_a_named_types_member_named_by_a_word_stands_for_the_type(tmp_path: Path
     with hash_searcher(tmp_path, BYTES_MUT) as searcher:
         hits = searcher.search("how does freeze convert BytesMut into Bytes", top_k=3).hits
         assert hits[0].chunk.symbol == "BytesMut.freeze" and hits[0].exact_symbol
-        # Naming the type alone still names the type.
+        # Naming the type alone still names the type, and a member's name used as a noun
+        # elsewhere in the question names no member.
         hits = searcher.search("how does BytesMut share its storage with Bytes", top_k=3).hits
         assert hits[0].chunk.symbol == "BytesMut" and hits[0].exact_symbol
+        question = "how does BytesMut grow its buffer when reserving more capacity"
+        hits = searcher.search(question, top_k=3).hits
+        assert hits[0].chunk.symbol != "BytesMut.capacity"
+        assert not any(h.exact_symbol for h in hits if h.chunk.symbol == "BytesMut.capacity")
