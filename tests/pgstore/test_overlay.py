@@ -383,3 +383,66 @@ def test_a_collected_snapshot_is_noticed_by_an_open_session(
         assert len(heard) == 1 and "garbage-collected" in heard[0]
     finally:
         ws.close()
+
+
+def test_closing_a_snapshot_never_finishes_a_connection_another_thread_reads_from(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    """A query that loses the database closes the snapshot while the search's other arm is
+    still reading on its own connection. libpq must not finish a connection under the
+    thread inside it (freed memory: the process aborted once in CI, later, in hnswlib): the
+    busy connection is severed, and its own thread closes it when its read returns."""
+    import threading
+    import time
+
+    import psycopg
+
+    pg_server.admin("CREATE DATABASE codeqa_closing")
+    url = pg_server.url("codeqa_closing")
+    root = _published_checkout(tmp_path, url)
+    ws = _workspace(root, tmp_path, url)
+    try:
+        ws.index()
+        overlay = ws.indexer
+        assert isinstance(overlay, OverlayIndexer) and overlay.shared is not None
+        snapshot = overlay.shared
+        outcome: list[BaseException | int] = []
+        closers: list[str] = []
+
+        def read() -> None:
+            try:
+                outcome.append(snapshot.chunk_count())
+            except BaseException as exc:
+                outcome.append(exc)
+
+        with (
+            psycopg.connect(url, autocommit=True) as blocker,
+            psycopg.connect(url, autocommit=True) as watcher,
+            blocker.transaction(),
+        ):
+            blocker.execute("LOCK TABLE codeqa.chunks IN ACCESS EXCLUSIVE MODE")
+            reader = threading.Thread(target=read, name="reader")
+            reader.start()
+            waiting = "SELECT pid FROM pg_stat_activity WHERE datname = 'codeqa_closing' "
+            waiting += "AND application_name = 'codeqa-lsp' AND wait_event_type = 'Lock'"
+            pids: list[tuple[int]] = []
+            deadline = time.monotonic() + 10
+            while not pids and time.monotonic() < deadline:
+                pids = watcher.execute(waiting).fetchall()
+                time.sleep(0.02)
+            conns = [c for c in snapshot._all if (c.info.backend_pid,) in pids]
+            assert len(conns) == 1  # the reader's, blocked on the lock
+            finish = conns[0].close
+
+            def recording_close() -> None:
+                closers.append(threading.current_thread().name)
+                finish()
+
+            conns[0].close = recording_close
+            snapshot.close()
+            reader.join(timeout=10)
+        assert not reader.is_alive()
+        assert len(outcome) == 1 and isinstance(outcome[0], ConnectionError)
+        assert conns[0].closed and closers == ["reader"]
+    finally:
+        ws.close()

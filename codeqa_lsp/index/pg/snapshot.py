@@ -68,6 +68,7 @@ class SharedSnapshot:
         self.snapshot_id, self.commit = int(snapshot_id), commit
         self._local = threading.local()
         self._all: list[Any] = []
+        self._busy: set[int] = set()  # ids of the connections a thread is reading from
         self._lock = threading.Lock()
         self._closed = False
         self.widened = 0  # dense scans repeated with more candidates (see DENSE_WIDEN)
@@ -112,19 +113,23 @@ class SharedSnapshot:
 
         try:
             conn = self._conn()
-            if time.monotonic() - self._checked_at > RECHECK_SECONDS:
-                self._check_exists(conn)
-            watchdog = threading.Timer(READ_DEADLINE_SECONDS, _sever, (conn,))
-            watchdog.daemon = True
-            watchdog.start()
+            self._claim(conn)
             try:
-                if ef_search == EF_SEARCH:
-                    return conn.execute(sql, args, prepare=prepare).fetchall()
-                with conn.transaction():
-                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
-                    return conn.execute(sql, args).fetchall()
+                if time.monotonic() - self._checked_at > RECHECK_SECONDS:
+                    self._check_exists(conn)
+                watchdog = threading.Timer(READ_DEADLINE_SECONDS, _sever, (conn,))
+                watchdog.daemon = True
+                watchdog.start()
+                try:
+                    if ef_search == EF_SEARCH:
+                        return conn.execute(sql, args, prepare=prepare).fetchall()
+                    with conn.transaction():
+                        conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+                        return conn.execute(sql, args).fetchall()
+                finally:
+                    watchdog.cancel()
             finally:
-                watchdog.cancel()
+                self._release(conn)
         except psycopg.Error as exc:
             conn = getattr(self._local, "conn", None)
             if conn is not None:
@@ -147,11 +152,40 @@ class SharedSnapshot:
             )
         self._checked_at = time.monotonic()
 
-    def close(self) -> None:
-        self._closed = True
+    def _claim(self, conn: Any) -> None:
+        """Mark `conn` in use by this thread, unless the snapshot was closed meanwhile."""
         with self._lock:
-            conns, self._all = self._all, []
-        for conn in conns:
+            if self._closed:
+                raise ConnectionError("shared index closed")
+            self._busy.add(id(conn))
+
+    def _release(self, conn: Any) -> None:
+        """Done with `conn`; closed here, by its own thread, if the snapshot closed while it
+        was in use (`close`)."""
+        with self._lock:
+            self._busy.discard(id(conn))
+            closing = self._closed
+            if closing and conn in self._all:
+                self._all.remove(conn)
+        if closing:
+            with suppress(Exception):
+                conn.close()
+            self._local.conn = None
+
+    def close(self) -> None:
+        """Close every idle connection; sever the ones a thread is reading from, which that
+        thread closes when its read returns (`_release`). Finishing a libpq connection while
+        another thread is inside it frees memory under that thread's feet: a query that
+        lost the database closed the other search arm's connection mid-read, and a later
+        allocation aborted the process (seen once in CI, in hnswlib's `knn_query`)."""
+        with self._lock:
+            self._closed = True
+            busy = [conn for conn in self._all if id(conn) in self._busy]
+            idle = [conn for conn in self._all if id(conn) not in self._busy]
+            self._all = busy
+        for conn in busy:
+            _sever(conn)
+        for conn in idle:
             with suppress(Exception):
                 conn.close()
 
