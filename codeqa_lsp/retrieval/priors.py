@@ -52,6 +52,7 @@ DECLARATION_PRIOR = 0.5
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/|(^|/)[a-z]\w*Test/"
     r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|[a-z0-9]Tests?\.[^/.]+$|\.(test|spec)(-d)?\.[^/.]+$"
+    r"|(^|/)tests?\.[^/.]+$"
     r"|(^|/)conftest\.py$"
 )
 _CHANGELOG = re.compile(

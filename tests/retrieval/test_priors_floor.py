@@ -48,6 +48,13 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("okio/src/jvmMain/kotlin/okio/Buffer.kt", "source"),
         ("src/main/java/org/jsoup/Contest.java", "source"),
         ("lib/latest.py", "source"),
+        # A file named test or tests: hiredis's test.c (its test_* functions led "how does
+        # hiredis parse a RESP reply"), Django's tests.py, a package's root test.js.
+        ("test.c", "test"),
+        ("polls/tests.py", "test"),
+        ("test.js", "test"),
+        ("lib/attest.js", "source"),
+        ("src/contest.c", "source"),
         # Code written for the docs (FastAPI's and Typer's docs_src/, Polly's Snippets/), but
         # not every doc/ folder (cobra's doc/ is its doc generator).
         ("docs_src/custom_types/tutorial001.py", "example"),
