@@ -86,7 +86,9 @@ logger = logging.getLogger(__name__)
 #    specialization is a class (`template <> struct formatter<T> {`: `formatter.parse`).
 # 13: a macro *call* alone on its line is no longer blanked (12 did: spdlog's
 #    `SPDLOG_LOGGER_CATCH(msg.source)` closes a `try`, and `async_logger.sink_it_` was lost).
-CHUNKER_VERSION = "13"
+# 14: C++ operators keep their names (`operator()`, `operator<=>`, `operator bool`; they were
+#    `operator`, `operator` and `operatorbool`).
+CHUNKER_VERSION = "14"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

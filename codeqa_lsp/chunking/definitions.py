@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from tree_sitter import Node, QueryCursor
 
 from codeqa_lsp.chunking.languages import Grammar
+from codeqa_lsp.chunking.operators import operator_name
 
 # Parents that wrap a definition without adding meaning of their own: the chunk starts at
 # the wrapper so `export`, decorators and `template <...>` stay with the code.
@@ -207,10 +208,13 @@ def _clean_name(raw: str) -> str:
     if name.startswith("[") and name.endswith("]"):
         name = name[1:-1]  # computed keys: `[Symbol.observable]() {}`
     name = _COMMENT.sub("", name)
+    operator = operator_name(name)
+    if operator is not None:
+        return operator
     previous = None
     while previous != name and "<" in name:  # C++/TS/Rust generics: `Map<K, V>` → `Map`
         previous, name = name, _ANGLE_ARGS.sub("", name)
-    name = name.split("(", 1)[0]  # `operator bool() noexcept` → `operator bool`
+    name = name.split("(", 1)[0]  # `f(x)` in a recovered declarator → `f`
     name = _SPACE.sub("", name).replace("::", ".")
     if len(name) > 80 or not _SANE_NAME.match(name):
         # What error recovery or macros made of a name: keep its last identifier.
@@ -237,7 +241,12 @@ def _declarator_name(node: Node) -> str:
         if current is None:
             break
         if current.type in _DECLARATOR_LEAVES:
-            return _clean_name(_GENERIC_ARGS.sub("", _text(current)))
+            text = _text(current)
+            head, keyword, tail = text.partition("operator")
+            if keyword and not (tail[:1].isalnum() or tail[:1] == "_"):
+                # `Foo<T>::operator[]`: the brackets after `operator` are its name
+                return _clean_name(_GENERIC_ARGS.sub("", head) + keyword + tail)
+            return _clean_name(_GENERIC_ARGS.sub("", text))
         current = current.child_by_field_name("declarator") or (
             current.named_children[0] if current.named_child_count else None
         )

@@ -581,3 +581,51 @@ def test_typescript_type_aliases_are_declarations_like_interfaces() -> None:
     # A class and a function stay implementations.
     code = "export class Ky {\n  run() { return 1; }\n}\nexport function ky() { return 1; }\n"
     assert not any(c.declaration for c in chunk_source("ky.ts", code))
+
+
+OPERATORS_CPP = """
+struct less {
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+        return a < b;
+    }
+};
+
+class json {
+  public:
+    json& operator[](const char* key) {
+        return lookup(key, true);
+    }
+    explicit operator bool() const noexcept {
+        return !is_null();
+    }
+    template <typename T>
+    operator Matcher<T>() const {
+        return MakeMatcher(this);
+    }
+    auto operator<=>(const json& other) const {
+        return compare(other);
+    }
+};
+
+bool json::operator==(const json& other) const {
+    return compare(other) == 0;
+}
+"""
+
+
+def test_cpp_operators_keep_their_names() -> None:
+    """nlohmann/json: every `operator()` was named `operator` (its parameters were cut off
+    with the call operator's own parentheses), `operator<=>` lost its `<=>` to the template
+    clean-up and `operator bool` became one word."""
+    symbols = [c.symbol for c in chunk_source("json.hpp", OPERATORS_CPP) if c.kind != "module"]
+    assert symbols == [
+        "less",
+        "less.operator()",
+        "json",
+        "json.operator[]",
+        "json.operator bool",
+        "json.operator Matcher",
+        "json.operator<=>",
+        "json.operator==",
+    ]
