@@ -88,7 +88,9 @@ logger = logging.getLogger(__name__)
 #    `SPDLOG_LOGGER_CATCH(msg.source)` closes a `try`, and `async_logger.sink_it_` was lost).
 # 14: C++ operators keep their names (`operator()`, `operator<=>`, `operator bool`; they were
 #    `operator`, `operator` and `operatorbool`).
-CHUNKER_VERSION = "14"
+# 15: no C/C++/C#/Java/Go definition is named by a statement word (`if`, `switch`...: what
+#    the parser made of a statement it could not read).
+CHUNKER_VERSION = "15"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

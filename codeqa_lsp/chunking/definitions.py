@@ -65,6 +65,10 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 # predicates and bang methods (`empty?`, `save!`).
 _SANE_NAME = re.compile(r"^[\w$~.!?=<>+\-*/%&|^\[\]'\"`]+$")
 _SPACE = re.compile(r"\s+")
+_STATEMENT_LANGUAGES = frozenset({"c", "cpp", "java", "csharp", "go"})
+_STATEMENT_WORDS = frozenset(
+    {"if", "else", "for", "while", "do", "switch", "case", "catch", "return", "sizeof"}
+)
 _NOT_IDENT = re.compile(r"[^0-9A-Za-z_$]")
 
 
@@ -112,7 +116,7 @@ def find_definitions(
     siblings = _Siblings()
     for captures in matches:
         found = _from_match(captures, data, path)
-        if found is None or found.node.id in seen:
+        if found is None or found.node.id in seen or _statement_named(found, gram.name):
             continue
         seen.add(found.node.id)
         _widen(found, siblings)
@@ -129,6 +133,17 @@ def _text(node: Node) -> str:
 
 _OWNED = frozenset({"pair", "method_definition"})  # may belong to an object literal
 _DEF_KINDS = {f"definition.{kind}": kind for kind in ("function", "class", "impl", "namespace")}
+
+
+def _statement_named(definition: Definition, language: str) -> bool:
+    """A C-family "definition" named like a statement: what tree-sitter made of `switch (x)
+    {` or `if (a) {` inside code it could not parse (nlohmann/json's amalgamated header:
+    `serializer.switch`, a function `if` in a macro body). Those languages reserve the
+    words; JavaScript does not (`promise.catch`, `iterator.return`, `Symbol.for`)."""
+    return (
+        language in _STATEMENT_LANGUAGES
+        and definition.name.rsplit(".", 1)[-1] in _STATEMENT_WORDS
+    )
 
 
 def _from_match(captures: dict[str, list[Node]], data: bytes, path: str) -> Definition | None:

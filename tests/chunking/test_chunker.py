@@ -629,3 +629,40 @@ def test_cpp_operators_keep_their_names() -> None:
         "json.operator<=>",
         "json.operator==",
     ]
+
+
+STATEMENT_IN_CSHARP = """
+static class Conversions
+{
+    static void Flexible(ILGenerator il, Type from, Type to)
+    {
+        if (from == to)
+        {
+            return;
+        }
+#if NET6_0_OR_GREATER
+        else if (GetDateTimeFamilyConversion(from, to) is { } conversion)
+        {
+            il.EmitCall(OpCodes.Call, conversion, null);
+        }
+#endif
+        else
+        {
+            il.Emit(OpCodes.Unbox_Any, to);
+        }
+    }
+}
+"""
+
+
+def test_a_statement_misparsed_as_a_function_is_no_definition() -> None:
+    """Dapper: tree-sitter reads `else if (...) is { } conversion` after an `#if` as a local
+    function named `if`; nlohmann/json's amalgamated header gave a method `serializer.switch`.
+    C-family languages reserve those words, so no definition is named by one."""
+    symbols = [c.symbol for c in chunk_source("SqlMapper.cs", STATEMENT_IN_CSHARP)]
+    assert symbols == ["Conversions", "Conversions.Flexible"]
+    # JavaScript does not reserve them for methods: a promise's `catch` is a definition.
+    js = (
+        "class Deferred {\n  catch(onRejected) {\n    return this.then(null, onRejected);\n  }\n}\n"
+    )
+    assert "Deferred.catch" in [c.symbol for c in chunk_source("deferred.js", js)]
