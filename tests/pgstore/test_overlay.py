@@ -39,6 +39,14 @@ def _workspace(root: Path, tmp_path: Path, url: str) -> CodeBase:
     return CodeBase(root, Settings(embedder="hash", index_dir=str(tmp_path / "index"), store=url))
 
 
+def _own_database(pg_server: PgServer, tmp_path: Path, database: str) -> tuple[str, CodeBase]:
+    """A database of the test's own (it will be dropped, locked or frozen), the checkout
+    published to it, and a workspace reading it."""
+    pg_server.admin(f"CREATE DATABASE {database}")
+    url = pg_server.url(database)
+    return url, _workspace(_published_checkout(tmp_path, url), tmp_path, url)
+
+
 def test_local_index_holds_only_what_differs(tmp_path: Path, pg_url: str) -> None:
     root = _published_checkout(tmp_path, pg_url)
     ws = _workspace(root, tmp_path, pg_url)
@@ -192,10 +200,7 @@ def test_no_snapshot_published_falls_back_and_says_why(tmp_path: Path, pg_url: s
 def test_database_lost_mid_session_falls_back_without_failing_a_query(
     tmp_path: Path, pg_server: PgServer
 ) -> None:
-    pg_server.admin("CREATE DATABASE codeqa_doomed")
-    url = pg_server.url("codeqa_doomed")
-    root = _published_checkout(tmp_path, url)
-    ws = _workspace(root, tmp_path, url)
+    _, ws = _own_database(pg_server, tmp_path, "codeqa_doomed")
     try:
         ws.index()
         overlay = ws.indexer
@@ -231,10 +236,7 @@ def test_slow_database_times_out_and_falls_back(tmp_path: Path, pg_server: PgSer
     overloaded server) is cancelled by Postgres; the query is answered locally."""
     import psycopg
 
-    pg_server.admin("CREATE DATABASE codeqa_slow")
-    url = pg_server.url("codeqa_slow")
-    root = _published_checkout(tmp_path, url)
-    ws = _workspace(root, tmp_path, url)
+    url, ws = _own_database(pg_server, tmp_path, "codeqa_slow")
     try:
         ws.index()
         overlay = ws.indexer
@@ -264,10 +266,7 @@ def test_hung_database_is_cut_off_and_said_once_to_the_listener(
 
     import psycopg
 
-    pg_server.admin("CREATE DATABASE codeqa_hung")
-    url = pg_server.url("codeqa_hung")
-    root = _published_checkout(tmp_path, url)
-    ws = _workspace(root, tmp_path, url)
+    url, ws = _own_database(pg_server, tmp_path, "codeqa_hung")
     heard: list[str] = []
     ws.set_notice_listener(heard.append)
     frozen: list[int] = []
@@ -397,10 +396,7 @@ def test_closing_a_snapshot_never_finishes_a_connection_another_thread_reads_fro
 
     import psycopg
 
-    pg_server.admin("CREATE DATABASE codeqa_closing")
-    url = pg_server.url("codeqa_closing")
-    root = _published_checkout(tmp_path, url)
-    ws = _workspace(root, tmp_path, url)
+    url, ws = _own_database(pg_server, tmp_path, "codeqa_closing")
     try:
         ws.index()
         overlay = ws.indexer

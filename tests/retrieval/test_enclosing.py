@@ -10,6 +10,7 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.retrieval.enclosing import enclosing_first, fold_nested
 from codeqa_lsp.retrieval.search import HybridSearcher
+from tests.retrieval.searchers import hash_searcher
 
 ROUTER = """
 var proto = module.exports = {};
@@ -255,14 +256,7 @@ def test_a_pasted_message_cites_the_innermost_function_that_holds_it(tmp_path: P
     """Redux's store methods are functions nested in `createStore`: a message pasted from
     `dispatch` is in both texts, and `dispatch` is the line's own function. Without the
     holders' exception the enclosing function was lifted above it and `dispatch` folded."""
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "createStore.js").write_text(STORE)
-    settings = Settings(embedder="hash", index_dir=str(tmp_path / "index"))
-    indexer = Indexer(root, settings)
-    try:
-        indexer.index()
-        searcher = HybridSearcher(indexer, settings)
+    with hash_searcher(tmp_path, {"src/createStore.js": STORE}) as searcher:
         messages = ("Reducers may not dispatch actions.", "Error: Actions must be plain objects")
         for message in messages:
             symbols = [h.chunk.symbol for h in searcher.search(message, top_k=5).hits]
@@ -272,6 +266,3 @@ def test_a_pasted_message_cites_the_innermost_function_that_holds_it(tmp_path: P
         question = "how does the store swap its reducer"
         symbols = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
         assert symbols[0] == "createStore" and "createStore.replaceReducer" not in symbols
-        searcher.close()
-    finally:
-        indexer.close()
