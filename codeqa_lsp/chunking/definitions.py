@@ -141,8 +141,7 @@ def _statement_named(definition: Definition, language: str) -> bool:
     `serializer.switch`, a function `if` in a macro body). Those languages reserve the
     words; JavaScript does not (`promise.catch`, `iterator.return`, `Symbol.for`)."""
     return (
-        language in _STATEMENT_LANGUAGES
-        and definition.name.rsplit(".", 1)[-1] in _STATEMENT_WORDS
+        language in _STATEMENT_LANGUAGES and definition.name.rsplit(".", 1)[-1] in _STATEMENT_WORDS
     )
 
 
