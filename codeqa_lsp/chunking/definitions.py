@@ -256,11 +256,7 @@ def _declarator_name(node: Node) -> str:
             break
         if current.type in _DECLARATOR_LEAVES:
             text = _text(current)
-            head, keyword, tail = text.partition("operator")
-            if keyword and not (tail[:1].isalnum() or tail[:1] == "_"):
-                # `Foo<T>::operator[]`: the brackets after `operator` are its name
-                return _clean_name(_GENERIC_ARGS.sub("", head) + keyword + tail)
-            return _clean_name(_GENERIC_ARGS.sub("", text))
+            return operator_name(text) or _clean_name(_GENERIC_ARGS.sub("", text))
         current = current.child_by_field_name("declarator") or (
             current.named_children[0] if current.named_child_count else None
         )

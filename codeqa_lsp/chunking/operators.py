@@ -15,6 +15,7 @@ import re
 # a symbol operator (the call and subscript operators whole, a literal operator's suffix),
 # or the words of a conversion or allocation operator (`operator bool() const`).
 _OPERATOR = re.compile(r"(?P<qualifier>(?:[A-Za-z_]\w*::)*)operator\s*(?P<rest>\S.*)?$", re.S)
+_KEYWORD = re.compile(r"(?<![\w$])operator(?![\w$])")
 _OPERATOR_SYMBOL = re.compile(r"\(\)|\[\]|\"\"\s*\w+|[^\w\s(]+")
 _ANGLE_ARGS = re.compile(r"<[^<>]*>")
 _SPACE = re.compile(r"\s+")
@@ -24,8 +25,17 @@ MAX_NAME = 200
 
 
 def operator_name(name: str) -> str | None:
-    """`name` as an operator's name (qualified with dots), or None when it is no operator."""
-    match = _OPERATOR.match(name) if len(name) <= MAX_NAME else None
+    """`name` as an operator's name (qualified with dots), or None when it is no operator.
+    A qualifier's template arguments go (`Foo<T>::operator[]` is `Foo.operator[]`); the
+    brackets after `operator` are its name."""
+    keyword = _KEYWORD.search(name) if len(name) <= MAX_NAME else None
+    if keyword is None:
+        return None
+    head = name[: keyword.start()]
+    previous = None
+    while previous != head and "<" in head:
+        previous, head = head, _ANGLE_ARGS.sub("", head)
+    match = _OPERATOR.match(head + name[keyword.start() :])
     if match is None or not match["rest"]:
         return None
     return _written(match)

@@ -85,18 +85,7 @@ def innermost_holders_first(
         chunk = out[index][0]
         if chunk.id not in holders or chunk.kind not in _FUNCTIONS:
             continue
-        above = next(
-            (
-                i
-                for i, (c, _) in enumerate(out[:index])
-                if c.path == chunk.path
-                and c.kind in _FUNCTIONS
-                and c.start_line <= chunk.start_line
-                and chunk.end_line <= c.end_line
-                and (c.start_line, c.end_line) != (chunk.start_line, chunk.end_line)
-            ),
-            None,
-        )
+        above = next((i for i, (c, _) in enumerate(out[:index]) if _encloses(c, chunk)), None)
         if above is not None:
             out.insert(above, out.pop(index))
     return out
@@ -110,7 +99,7 @@ def fold_nested(
     definition once a part of it ranked above (`_same_definition`); chunks whose id is in
     `keep` stay."""
     out: list[tuple[Chunk, float]] = []
-    spans: dict[str, list[tuple[int, int]]] = {}
+    functions: dict[str, list[Chunk]] = {}  # per file, the functions kept so far
     shown: set[tuple[str, str, str, int]] = set()
     for chunk, score in ranked:
         if chunk.parts > 1:
@@ -119,16 +108,13 @@ def fold_nested(
                 continue
             shown.add(definition)
         inside = chunk.kind in _FUNCTIONS and any(
-            start <= chunk.start_line
-            and chunk.end_line <= end
-            and (start, end) != (chunk.start_line, chunk.end_line)
-            for start, end in spans.get(chunk.path, ())
+            _encloses(above, chunk) for above in functions.get(chunk.path, ())
         )
         if inside and chunk.id not in keep:
             continue
         out.append((chunk, score))
         if chunk.kind in _FUNCTIONS:
-            spans.setdefault(chunk.path, []).append((chunk.start_line, chunk.end_line))
+            functions.setdefault(chunk.path, []).append(chunk)
     return out
 
 
@@ -146,17 +132,7 @@ def _enclosing(
         return None
     # Among the candidates, by position: a nested function's symbol does not always name
     # what encloses it (`socket.onopen = () => ...` inside `WebSocketSubject._connectSocket`).
-    around = [
-        c
-        for c, _ in ranked
-        if c.path == chunk.path
-        and c.id != chunk.id
-        and c.kind in _FUNCTIONS
-        and c.parts == 1
-        and c.start_line <= chunk.start_line
-        and c.end_line >= chunk.end_line
-        and (c.start_line, c.end_line) != (chunk.start_line, chunk.end_line)
-    ]
+    around = [c for c, _ in ranked if c.parts == 1 and _encloses(c, chunk)]
     if around:
         return min(around, key=lambda c: c.end_line - c.start_line)
     if "." not in chunk.symbol:
@@ -168,6 +144,17 @@ def _enclosing(
     name = owner.rsplit(".", 1)[-1]
     found = [c for c in definitions(name) if _is_enclosing(c, chunk, owner)]
     return min(found, key=lambda c: c.part) if found else None
+
+
+def _encloses(outer: Chunk, inner: Chunk) -> bool:
+    """`outer` is a function of `inner`'s file whose lines hold `inner`'s (and more)."""
+    return (
+        outer.path == inner.path
+        and outer.kind in _FUNCTIONS
+        and outer.start_line <= inner.start_line
+        and inner.end_line <= outer.end_line
+        and (outer.start_line, outer.end_line) != (inner.start_line, inner.end_line)
+    )
 
 
 def _is_enclosing(candidate: Chunk, chunk: Chunk, owner: str) -> bool:
