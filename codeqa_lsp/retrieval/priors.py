@@ -49,11 +49,17 @@ DECLARATION_PRIOR = 0.5
 # named `BufferTest.kt`, `SendTests.cs`: found in a user's pass over square/okio (not an
 # evaluation set), where `ByteStringTest`'s four base64 tests led "how is base64 encoding
 # implemented". In the evaluation sets every such file is already under a `test/` folder.
+# Cucumber's and behave's step definitions and support code live under `features/`
+# (`step_definitions/`, `steps/`, `support/`): httparty's `features/steps/mongrel_helper.rb`
+# (a test server's handlers) led "how is basic auth taken from the url" above the request
+# code (user pass, not an evaluation set). A bare `features/` folder is product code
+# often enough (esbonio's server features) to stay source.
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/|(^|/)[a-z]\w*Test/"
     r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|[a-z0-9]Tests?\.[^/.]+$|\.(test|spec)(-d)?\.[^/.]+$"
     r"|(^|/)tests?\.[^/.]+$"
     r"|(^|/)conftest\.py$"
+    r"|(^|/)features/(?:step_definitions|steps|support)/"
 )
 _CHANGELOG = re.compile(
     r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$", re.IGNORECASE

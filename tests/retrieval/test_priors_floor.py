@@ -60,6 +60,11 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("docs_src/custom_types/tutorial001.py", "example"),
         ("src/Snippets/Docs/Retry.cs", "example"),
         ("doc/md_docs.go", "source"),
+        # Cucumber's and behave's step code (httparty's features/steps/), not every features/.
+        ("features/steps/mongrel_helper.rb", "test"),
+        ("features/step_definitions/login_steps.js", "test"),
+        ("features/support/env.rb", "test"),
+        ("server/features/hover.py", "source"),
     ],
 )
 def test_path_kinds(path: str, kind: str) -> None:
