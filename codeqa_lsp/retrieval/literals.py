@@ -101,6 +101,12 @@ _QUESTION_START = re.compile(
     r"|tell|give|please"
 )
 _WORD = re.compile(r"[a-z0-9]+")
+# Output of several sentences is often written by several places: phpdotenv's `Failed to
+# parse dotenv file. Encountered unexpected whitespace at [foo bar].` is `Parser::parse`'s
+# "Failed to parse dotenv file. %s" around the entry parser's cause; no chunk held half of
+# the whole, and the parser ranked third behind two loaders (user pass, not an evaluation
+# set). So each sentence of a quoted or pasted message is a message too.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _RAISE_INTENT = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b", re.IGNORECASE)
 
 
@@ -150,7 +156,9 @@ def find_literals(
     pasted = [*(message for _, message in error_lines), *_PREFIXED_LINE.findall(query)]
     if not pasted and (bare := _bare_message(query)):
         pasted.append(bare)
-    for quoted in [*quoted_texts, *pasted]:
+    texts = [*quoted_texts, *pasted]
+    texts += [s for t in texts if len(sentences := _SENTENCE_END.split(t)) > 1 for s in sentences]
+    for quoted in texts:
         pieces = [tuple(_written(piece)) for piece in re.split(r"\.\.\.|…", quoted)]
         fragments = tuple(piece for piece in pieces if piece)
         is_message = len(quoted.split()) > 1 and sum(map(len, fragments)) >= MIN_MESSAGE_WORDS

@@ -239,6 +239,56 @@ def test_a_bare_pasted_message_ranks_the_code_that_writes_it_first(tmp_path: Pat
     assert hits[0].chunk.symbol == "converter_for"
 
 
+DOTENV = {
+    "pkg/dotenv.py": '''
+def load_file(path):
+    """Read, parse and load the dotenv file at `path`: a file that fails to parse raises."""
+    with open(path) as handle:
+        return parse_file_text(handle.read())
+
+
+def find_file(start):
+    """The dotenv file to parse: the nearest `.env` file at or above `start`."""
+    for folder in (start, *start.parents):
+        if (folder / ".env").is_file():
+            return folder / ".env"
+    return None
+
+
+def parse_file_text(text):
+    """Parse the text of an environment file into its entries."""
+    try:
+        return [parse_entry(line) for line in text.splitlines() if line]
+    except ValueError as error:
+        raise RuntimeError(f"Failed to parse dotenv file. {error}") from None
+
+
+def parse_entry(line):
+    """One NAME=value entry of an environment file."""
+    name, _, value = line.partition("=")
+    if " " in name:
+        raise ValueError(f"Encountered unexpected whitespace at [{name}].")
+    return name, value
+''',
+}
+
+
+def test_each_sentence_of_a_pasted_message_is_a_message() -> None:
+    pasted = "Failed to parse dotenv file. Encountered unexpected whitespace at [foo bar]."
+    messages = find_literals(pasted, []).messages
+    assert (("failed", "to", "parse", "dotenv", "file"),) in messages
+    # The whole stays a message, and one sentence is not split.
+    assert len(messages) == 3
+    assert len(find_literals("Failed to parse dotenv file.", []).messages) == 1
+
+
+def test_a_message_written_in_two_places_finds_both_writers(tmp_path: Path) -> None:
+    pasted = "Failed to parse dotenv file. Encountered unexpected whitespace at [foo bar]."
+    with hash_searcher(tmp_path, DOTENV) as searcher:
+        hits = searcher.search(pasted).hits
+    assert {hit.chunk.symbol for hit in hits[:2]} == {"parse_file_text", "parse_entry"}
+
+
 def test_an_error_raised_in_many_places_credits_each_raiser_less() -> None:
     raised = find_literals("where is SchemaError raised", ["SchemaError"])
     raiser = "raise SchemaError('no')"
@@ -305,7 +355,11 @@ def test_a_pasted_error_lines_type_was_raised_if_the_workspace_defines_it() -> N
         "org.jsoup.HttpStatusException: HTTP error fetching URL. Status=404", [], defined
     )
     assert jvm.raised == ("HttpStatusException",)
-    assert jvm.messages == ((("http", "error", "fetching", "url", "status"),),)
+    # The whole message, and its first sentence (`Status=404` is too short to be one).
+    assert jvm.messages == (
+        (("http", "error", "fetching", "url", "status"),),
+        (("http", "error", "fetching", "url"),),
+    )
     code = 'throw new HttpStatusException("HTTP error fetching URL", status, url);'
     assert literal_score(code, jvm) == 1.0
     nested = find_literals(
