@@ -51,6 +51,10 @@ def test_phrases_map_to_the_codes_words_minus_the_querys_own() -> None:
     assert expansion_terms("how is the cache key computed") == []
     # The query's own words are never added twice.
     assert "secret" not in expansion_terms("which secret do api keys use")
+    # What a tool writes when a user mistypes a command: yargs's `recommendCommands` picks
+    # the candidate at the smallest edit distance (user pass, not an evaluation set).
+    terms = expansion_terms("how does it suggest a command when the user mistypes one")
+    assert {"recommend", "distance", "closest"} <= set(terms)
 
 
 def test_a_question_in_everyday_words_finds_the_code_in_the_codes_words(tmp_path: Path) -> None:
