@@ -53,9 +53,13 @@ DECLARATION_PRIOR = 0.5
 # (`step_definitions/`, `steps/`, `support/`): httparty's `features/steps/mongrel_helper.rb`
 # (a test server's handlers) led "how is basic auth taken from the url" above the request
 # code (user pass, not an evaluation set). A bare `features/` folder is product code
-# often enough (esbonio's server features) to stay source.
+# often enough (esbonio's server features) to stay source. .NET keeps tests in projects
+# named `<Library>.Tests/` (FluentValidation's `src/FluentValidation.Tests/`, whose
+# `ValidateAndThrowTester` methods took the first five places for "how does ValidateAndThrow
+# throw when validation fails"), Swift packages in `Tests/` and `<Module>Tests/`.
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_utils)/|(^|/)[a-z]\w*Test/"
+    r"|(^|/)[\w.-]*Tests?/"
     r"|(^|/)test_[^/]*$|_tests?\.[^/.]+$|[a-z0-9]Tests?\.[^/.]+$|\.(test|spec)(-d)?\.[^/.]+$"
     r"|(^|/)tests?\.[^/.]+$"
     r"|(^|/)conftest\.py$"

@@ -65,6 +65,12 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("features/step_definitions/login_steps.js", "test"),
         ("features/support/env.rb", "test"),
         ("server/features/hover.py", "source"),
+        # .NET test projects and Swift test targets (FluentValidation, not an evaluation set).
+        ("src/FluentValidation.Tests/ValidateAndThrowTester.cs", "test"),
+        ("src/MyLib.UnitTests/Parsing.cs", "test"),
+        ("Tests/LoggingTests/HandlerCase.swift", "test"),
+        ("src/FluentValidation/Validators/EmailValidator.cs", "source"),
+        ("src/Testing.Tools/Runner.cs", "source"),
     ],
 )
 def test_path_kinds(path: str, kind: str) -> None:
