@@ -55,6 +55,11 @@ def test_phrases_map_to_the_codes_words_minus_the_querys_own() -> None:
     # the candidate at the smallest edit distance (user pass, not an evaluation set).
     terms = expansion_terms("how does it suggest a command when the user mistypes one")
     assert {"recommend", "distance", "closest"} <= set(terms)
+    # Abbreviations code writes for a word the question spells out (spdlog's `msg`, pflag's
+    # `readAsCSV`), but not for words a CLI library uses everywhere ("command line").
+    assert {"msg", "buf"} <= set(expansion_terms("how are messages copied into the buffer"))
+    assert "csv" in expansion_terms("how are comma separated values parsed")
+    assert "cli" not in expansion_terms("how are command line options parsed")
 
 
 def test_a_question_in_everyday_words_finds_the_code_in_the_codes_words(tmp_path: Path) -> None:
