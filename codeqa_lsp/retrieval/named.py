@@ -31,6 +31,11 @@ ALIASED_DEFINITIONS = 2
 
 # The auxiliaries a question puts before the verb it asks about ("how does freeze ...").
 _ASKING_VERBS = frozenset({"does", "do", "did", "can", "could", "should", "will", "would"})
+# "the Parse method of FlagSet", "the method parse in Parser", "FlagSet's Parse method": a
+# member named with its kind and its owner (pflag, user pass: the struct `FlagSet` and its
+# `Parsed` came first, `FlagSet.Parse` fifth).
+_MEMBER_KINDS = frozenset({"method", "function", "member", "property", "field", "constructor"})
+_OWNER_LINKS = frozenset({"of", "in", "on"})
 _WORDS = re.compile(r"[A-Za-z_$][\w$]*")
 
 Definitions = Callable[[str], list[Chunk]]  # name → its definitions passing the filters
@@ -94,8 +99,9 @@ def _members_asked(
     does freeze convert BytesMut into Bytes" asks about `BytesMut.freeze`, not the struct
     (user pass over tokio-rs/bytes: the struct first, `freeze` third). The word must be
     where a question puts what it asks about: right after the class's name ("the OkHttpCall
-    execute", retrofit) or its own verb ("how does freeze"); a noun elsewhere names no
-    member ("grow its buffer when reserving more capacity" is not about `capacity`)."""
+    execute", retrofit), its own verb ("how does freeze") or its kind and owner ("the Parse
+    method of FlagSet", `_named_with_owner`); a noun elsewhere names no member ("grow its
+    buffer when reserving more capacity" is not about `capacity`)."""
     classes = {c.symbol: c for c in matches if c.kind == "class"}
     if not classes:
         return matches
@@ -106,21 +112,53 @@ def _members_asked(
         lowered[i]
         for i in range(1, len(tokens))
         if tokens[i - 1] in names or lowered[i - 1] in _ASKING_VERBS
+    } | _named_with_owner(tokens, names)
+    # The word as written and capitalised too: Go's exported methods are (`FlagSet.Parse`
+    # for "how does FlagSet parse unknown flags").
+    spellings = {
+        word: [*(t for t in tokens if t.lower() == word), word[:1].upper() + word[1:]]
+        for word in asked
     }
-    members = [
-        c
+    members = {
+        c.id: c
         for word in dict.fromkeys(words)
         if len(word) >= 3 and word in asked
-        for c in definitions(word)
+        for spelling in dict.fromkeys([word, *spellings[word]])
+        for c in definitions(spelling)
         if c.kind in ("method", "function")
         and c.part == 0
         and c.symbol.rpartition(".")[0] in classes
         and c.name.lower() == word
-    ]
+    }
     if not members:
         return matches
-    owners = {c.symbol.rpartition(".")[0] for c in members}
-    return [c for c in matches if c.symbol not in owners] + members
+    owners = {c.symbol.rpartition(".")[0] for c in members.values()}
+    return [c for c in matches if c.symbol not in owners] + list(members.values())
+
+
+def _named_with_owner(tokens: Sequence[str], owners: set[str]) -> set[str]:
+    """Words named as a member of one of `owners` with a kind word (`_MEMBER_KINDS`): "the
+    X method of Owner", "the method X of the Owner", "Owner's X method" (lowercased)."""
+    lowered = [t.lower() for t in tokens]
+
+    def owner_after(i: int) -> bool:  # "of Owner" / "of the Owner" from position i
+        if i >= len(tokens) or lowered[i] not in _OWNER_LINKS:
+            return False
+        rest = list(tokens[i + 1 : i + 3])
+        if rest[:1] and rest[0].lower() == "the":
+            rest = rest[1:]
+        return bool(rest) and rest[0] in owners
+
+    found = set()
+    for i, word in enumerate(lowered):
+        kind_after = i + 1 < len(tokens) and lowered[i + 1] in _MEMBER_KINDS
+        if kind_after and owner_after(i + 2):
+            found.add(word)  # the X method of Owner
+        if i > 0 and lowered[i - 1] in _MEMBER_KINDS and owner_after(i + 1):
+            found.add(word)  # the method X of Owner
+        if kind_after and i > 1 and lowered[i - 1] == "s" and tokens[i - 2] in owners:
+            found.add(word)  # Owner's X method
+    return found
 
 
 def _without_constructors(matches: list[Chunk]) -> list[Chunk]:

@@ -319,3 +319,60 @@ def test_a_named_types_member_named_by_a_word_stands_for_the_type(tmp_path: Path
         hits = searcher.search(question, top_k=3).hits
         assert hits[0].chunk.symbol != "BytesMut.capacity"
         assert not any(h.exact_symbol for h in hits if h.chunk.symbol == "BytesMut.capacity")
+
+
+FLAG_SET = {
+    "flag.go": """package pflag
+
+// A FlagSet represents a set of defined flags: the flags it knows, whether it has parsed
+// its arguments, and what it does with an unknown flag.
+type FlagSet struct {
+	Usage         func()
+	name          string
+	parsed        bool
+	formal        map[string]*Flag
+	args          []string
+	errorHandling ErrorHandling
+}
+
+// Parsed reports whether f.Parse has been called.
+func (f *FlagSet) Parsed() bool {
+	return f.parsed
+}
+
+// Parse parses flag definitions from the argument list, which should not include the
+// command name. Unknown flags are an error unless the set ignores them.
+func (f *FlagSet) Parse(arguments []string) error {
+	f.parsed = true
+	f.args = make([]string, 0, len(arguments))
+	if err := f.parseArgs(arguments); err != nil {
+		return f.failf("parse: %v", err)
+	}
+	return nil
+}
+
+// Changed reports whether the flag was set during Parse.
+func (f *FlagSet) Changed(name string) bool {
+	return f.formal[name] != nil && f.formal[name].Changed
+}
+""",
+}
+
+
+def test_a_member_named_with_its_kind_and_owner_stands_for_the_owner(tmp_path: Path) -> None:
+    """pflag: "where is the Parse method of FlagSet" ranked the struct `FlagSet` and
+    `FlagSet.Parsed` above `FlagSet.Parse` (user pass, not an evaluation set). A member named
+    with its kind and owner, or a lower-case word after the owner's name (Go capitalises
+    exported methods), stands for the owner."""
+    with hash_searcher(tmp_path, FLAG_SET) as searcher:
+        for question in (
+            "where is the Parse method of FlagSet",
+            "where is FlagSet's Parse method",
+            "how does the method Parse of the FlagSet fail on unknown flags",
+            "how does FlagSet parse unknown flags",
+        ):
+            hits = searcher.search(question, top_k=3).hits
+            assert hits[0].chunk.symbol == "FlagSet.Parse", question
+        # The owner alone still names the owner.
+        hits = searcher.search("how does FlagSet record that parsing happened", top_k=3).hits
+        assert hits[0].chunk.symbol == "FlagSet"
