@@ -60,6 +60,7 @@ def test_phrases_map_to_the_codes_words_minus_the_querys_own() -> None:
     assert {"msg", "buf"} <= set(expansion_terms("how are messages copied into the buffer"))
     assert "csv" in expansion_terms("how are comma separated values parsed")
     assert "cli" not in expansion_terms("how are command line options parsed")
+    assert expansion_terms("where is the entry point of the tool") == ["main"]
 
 
 def test_a_question_in_everyday_words_finds_the_code_in_the_codes_words(tmp_path: Path) -> None:
