@@ -94,6 +94,13 @@ class PathResolver:
                 best, best_len = [path], n
             elif n == best_len:
                 best.append(path)
+        if best_len == 1 and len(parts) > 1:
+            # Only the file name agrees, and the folders around it differ: another file of
+            # that name. A .NET trace's own frame `in /src/Program.cs:line 10` (the user's
+            # app) resolved to FluentValidation's `src/FluentValidation.Tests.Benchmarks/
+            # Program.cs` and made its `Main` the failing function (user pass). A file at the
+            # workspace's root matches whatever folders the trace puts above it.
+            best = [path for path in best if len(PurePosixPath(path).parts) == 1]
         return best if len(best) <= MAX_FILES_PER_MENTION else []
 
     def resolve_dotted(self, chain: str) -> list[str]:

@@ -137,6 +137,40 @@ def test_a_jvm_frame_resolves_through_its_package_among_files_of_one_name() -> N
     assert evidence.functions == {"read": 1.0}
 
 
+def test_a_frame_agreeing_only_in_its_file_name_is_another_file() -> None:
+    """FluentValidation (user pass): the user's own frame `in /src/Program.cs:line 10`
+    resolved to the library's benchmark `Program.cs` and made its `Main` the failing function."""
+    resolver = PathResolver(
+        [
+            "src/FluentValidation.Tests.Benchmarks/Program.cs",
+            "src/FluentValidation/AbstractValidator.cs",
+            "setup.py",
+        ]
+    )
+    trace = (
+        "FluentValidation.ValidationException: Validation failed:\n"
+        "   at FluentValidation.AbstractValidator`1.RaiseValidationException(ValidationContext`1"
+        " context, ValidationResult result)"
+        " in /_/src/FluentValidation/AbstractValidator.cs:line 382\n"
+        "   at MyApp.Program.Main(String[] args) in /src/Program.cs:line 10"
+    )
+    evidence = resolve(find_mentions(trace), resolver)
+    assert list(evidence.paths) == ["src/FluentValidation/AbstractValidator.cs"]
+    assert evidence.failing == (
+        "src/FluentValidation/AbstractValidator.cs",
+        382,
+        "RaiseValidationException",
+    )
+    # A file name alone, a file at the root, and folders that agree above the name resolve.
+    assert resolver.resolve_path("Program.cs") == [
+        "src/FluentValidation.Tests.Benchmarks/Program.cs"
+    ]
+    assert resolver.resolve_path("/home/me/checkout/setup.py") == ["setup.py"]
+    assert resolver.resolve_path("/build/src/FluentValidation/AbstractValidator.cs") == [
+        "src/FluentValidation/AbstractValidator.cs"
+    ]
+
+
 FILES = {
     "tree.go": """
 package chi
