@@ -90,7 +90,7 @@ logger = logging.getLogger(__name__)
 #    `operator`, `operator` and `operatorbool`).
 # 15: no C/C++/C#/Java/Go definition is named by a statement word (`if`, `switch`...: what
 #    the parser made of a statement it could not read).
-CHUNKER_VERSION = "15"
+CHUNKER_VERSION = "16"
 
 MIN_TOKENS = 64
 # Module runs further apart than this many lines go to separate module chunks, so a

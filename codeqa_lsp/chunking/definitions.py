@@ -65,6 +65,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 # predicates and bang methods (`empty?`, `save!`).
 _SANE_NAME = re.compile(r"^[\w$~.!?=<>+\-*/%&|^\[\]'\"`]+$")
 _SPACE = re.compile(r"\s+")
+# A method named by an operator alone (Ruby's `<=>`, `==`, `<<`, `[]=`, `-@`): its angle
+# brackets are no generic arguments to strip.
+_OPERATOR_METHOD = re.compile(r"[-+*/%<>=!~^&|\[\]@]{1,4}")
 _STATEMENT_LANGUAGES = frozenset({"c", "cpp", "java", "csharp", "go"})
 _STATEMENT_WORDS = frozenset(
     {"if", "else", "for", "while", "do", "switch", "case", "catch", "return", "sizeof"}
@@ -219,12 +222,16 @@ def _clean_name(raw: str) -> str:
     name = raw.strip()
     if len(name) >= 2 and name[0] in "'\"`" and name[-1] == name[0]:
         name = name[1:-1]  # `{'content-type': function () {}}`
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]  # computed keys: `[Symbol.observable]() {}`
+    if name.startswith("[") and name.endswith("]") and name != "[]":
+        # Computed keys: `[Symbol.observable]() {}`. Ruby's index method is named `[]`
+        # (rake's `TaskManager#[]`, the failing frame of "Don't know how to build task").
+        name = name[1:-1]
     name = _COMMENT.sub("", name)
     operator = operator_name(name)
     if operator is not None:
         return operator
+    if _OPERATOR_METHOD.fullmatch(name):
+        return name  # Ruby's `def <=>(other)`, `def ==(other)`, `def <<(item)`
     previous = None
     while previous != name and "<" in name:  # C++/TS/Rust generics: `Map<K, V>` → `Map`
         previous, name = name, _ANGLE_ARGS.sub("", name)

@@ -538,6 +538,17 @@ def test_ruby_predicate_and_bang_methods_keep_their_suffix() -> None:
     assert_well_formed(chunks, text)
     methods = [c.symbol for c in chunks if c.kind == "method"]
     assert methods == ["Response.redirect?", "Response.redirect", "Response.save!"]
+    # Operator methods keep their operator: rake's `TaskManager#[]` raises "Don't know how
+    # to build task", and a pasted backtrace names it (`in `[]'`).
+    text = (
+        "class TaskManager\n  def [](name, scopes = nil)\n    lookup(name) or fail name\n  end\n\n"
+        "  def []=(name, task)\n    @tasks[name] = task\n  end\n\n"
+        "  def <=>(other)\n    name <=> other.name\n  end\nend\n"
+    )
+    chunks = chunk_source("task_manager.rb", text)
+    assert_well_formed(chunks, text)
+    methods = [c.symbol for c in chunks if c.kind == "method"]
+    assert methods == ["TaskManager.[]", "TaskManager.[]=", "TaskManager.<=>"]
     # `::Name` is top-level wherever it is written.
     text = (
         "class HelpersTest\n  module ::HelperOne; def one; 1; end; end\n  class Inner; end\nend\n"
