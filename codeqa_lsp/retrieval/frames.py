@@ -27,9 +27,12 @@ class Frame:
 
 # `File "x/y.py", line 12, in f` (the `in f` part is optional).
 _PYTHON = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.$]+))?')
-# `at f (x/y.js:12:3)`, `at async f (x/y.js:12:3)`, `at x/y.js:12:3`.
+# `at f (x/y.js:12:3)`, `at async f (x/y.js:12:3)`, `at x/y.js:12:3`, `at new C (...)`, and
+# V8's alias of a method called by another name, `at Timeout.timeoutHandler [as _onTimeout]
+# (...)` (got's timeout trace lost its failing frame to it; user pass).
 _JAVASCRIPT = re.compile(
-    r"\bat (?:async )?(?:([\w$.<>]+) )?\(?([^\s()]+?\.[cm]?[jt]sx?):(\d+)(?::\d+)?\)?"
+    r"\bat (?:async )?(?:new )?(?:([\w$.<>]+)(?: \[as [\w$.<>]+\])? )?"
+    r"\(?([^\s()]+?\.[cm]?[jt]sx?):(\d+)(?::\d+)?\)?"
 )
 # `at com.google.gson.Gson.fromJson(Gson.java:1227)`, with a `java.base/` module prefix.
 _JVM = re.compile(

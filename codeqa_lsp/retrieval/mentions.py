@@ -34,6 +34,8 @@ _FILE_NAME = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.{_SOURCE_EXT})\b")
 # `sphinx.ext.autodoc`, `sympy.core.expr.Expr`: lowercase dotted chains of 2+ parts.
 _DOTTED = re.compile(r"(?<![\w.])([a-z_][a-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){1,6})(?![\w(])")
 
+# What a compiled JavaScript file's source is called (`PathResolver._source_of_compiled`).
+_COMPILED_FROM = {"js": ("ts", "tsx"), "mjs": ("mts", "ts"), "cjs": ("cts", "ts"), "jsx": ("tsx",)}
 # A mention that fits more files than this is too vague to be evidence (`__init__.py`).
 MAX_FILES_PER_MENTION = 3
 
@@ -80,20 +82,21 @@ class PathResolver:
                 self.by_module.setdefault(parts[-1], []).append(path)
 
     def resolve_path(self, written: str) -> list[str]:
-        """Indexed files whose path ends with the longest matching suffix of `written`."""
+        """Indexed files whose path ends with the longest matching suffix of `written` (or of
+        its TypeScript source's path, when `written` names compiled JavaScript)."""
         parts = PurePosixPath(written.replace("\\", "/")).parts
         if not parts:
             return []
-        candidates = self.by_name.get(parts[-1], [])
         best: list[str] = []
         best_len = 0
-        for path in candidates:
-            have = PurePosixPath(path).parts
-            n = _common_suffix(parts, have)
-            if n > best_len:
-                best, best_len = [path], n
-            elif n == best_len:
-                best.append(path)
+        for name in (parts[-1], *self._sources_of_compiled(parts[-1])):
+            named = (*parts[:-1], name)
+            for path in self.by_name.get(name, []):
+                n = _common_suffix(named, PurePosixPath(path).parts)
+                if n > best_len:
+                    best, best_len = [path], n
+                elif n == best_len:
+                    best.append(path)
         if best_len == 1 and len(parts) > 1:
             # Only the file name agrees, and the folders around it differ: another file of
             # that name. A .NET trace's own frame `in /src/Program.cs:line 10` (the user's
@@ -102,6 +105,14 @@ class PathResolver:
             # workspace's root matches whatever folders the trace puts above it.
             best = [path for path in best if len(PurePosixPath(path).parts) == 1]
         return best if len(best) <= MAX_FILES_PER_MENTION else []
+
+    def _sources_of_compiled(self, name: str) -> list[str]:
+        """The indexed TypeScript file names a compiled JavaScript file name comes from: a
+        trace through an installed package names `dist/source/core/timed-out.js`, the
+        repository holds `source/core/timed-out.ts` (got; user pass)."""
+        stem, dot, extension = name.rpartition(".")
+        sources = (f"{stem}.{source}" for source in _COMPILED_FROM.get(extension, ()))
+        return [source for source in sources if dot and source in self.by_name]
 
     def resolve_dotted(self, chain: str) -> list[str]:
         """`sympy.core.expr` or `sympy.core.expr.Expr.evalf` → `sympy/core/expr.py`: the longest

@@ -289,3 +289,25 @@ def test_a_pasted_issue_moves_its_failing_function_only_from_the_first_places() 
     moved = failing_frame_first(ranked, near, long_query=True)
     assert [c.symbol for c, _ in moved[:2]] == ["f3", "f0"]
     assert [s for _, s in moved] == sorted((s for _, s in moved), reverse=True)
+
+
+def test_a_compiled_javascript_frame_resolves_to_its_typescript_source() -> None:
+    """got (user pass): a Node trace through the installed package names the compiled
+    `dist/source/core/timed-out.js`, in a frame whose method V8 calls by another name
+    (`[as _onTimeout]`); the repository holds `source/core/timed-out.ts`."""
+    trace = (
+        "RequestError: Timeout awaiting 'request' for 5000ms\n"
+        "    at ClientRequest.emit (node:events:531:35)\n"
+        "    at Timeout.timeoutHandler [as _onTimeout] "
+        "(file:///app/node_modules/got/dist/source/core/timed-out.js:42:25)\n"
+        "    at new Request (file:///app/node_modules/got/dist/source/core/index.js:200:9)"
+    )
+    frames = find_frames(trace)
+    assert [f.function for f in frames] == ["Request", "Timeout.timeoutHandler"]
+    resolver = PathResolver(["source/core/timed-out.ts", "source/core/index.ts", "index.js"])
+    evidence = resolve(find_mentions(trace), resolver)
+    assert evidence.failing == ("source/core/timed-out.ts", 42, "timeoutHandler")
+    assert set(evidence.paths) == {"source/core/timed-out.ts", "source/core/index.ts"}
+    # A JavaScript file that is indexed is itself, and a name with no source stays as it is.
+    assert resolver.resolve_path("/srv/app/index.js") == ["index.js"]
+    assert resolver.resolve_path("dist/cli.js") == []
