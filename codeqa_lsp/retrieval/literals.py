@@ -283,13 +283,13 @@ def literal_scores(texts: Mapping[str, str], literals: Literals) -> dict[str, fl
     raise_credit = min(1.0, COMMON_RAISERS / len(raisers)) ** 2 if raisers else 0.0
     scores = {}
     for doc, text in texts.items():
-        score = max(_message_share(text, literals), raise_credit if doc in raisers else 0.0)
+        score = max(message_share(text, literals), raise_credit if doc in raisers else 0.0)
         if score > 0:
             scores[doc] = score
     return scores
 
 
-def _message_share(text: str, literals: Literals) -> float:
+def message_share(text: str, literals: Literals) -> float:
     """The largest share of one quoted or pasted message the text holds in runs, when it
     reaches MIN_RUN_SHARE, or MIN_LONG_RUN_SHARE with one run of LONG_RUN_WORDS; else 0."""
     best = 0.0

@@ -37,6 +37,7 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms
 from codeqa_lsp.retrieval import graph as structure
+from codeqa_lsp.retrieval.bound import users_before_bindings, with_bound_users
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.compounds import compounds_lifted
 from codeqa_lsp.retrieval.duplicates import distinct_places
@@ -50,7 +51,7 @@ from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, 
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
 from codeqa_lsp.retrieval.named import Definitions, named_definitions, named_first, with_named
-from codeqa_lsp.retrieval.priors import QueryPriors
+from codeqa_lsp.retrieval.priors import QueryPriors, path_kind
 from codeqa_lsp.retrieval.project import name_terms, text_without_name
 from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
@@ -392,10 +393,13 @@ class HybridSearcher:
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})
         sizes = {} if arms.long_query else self.indexer.file_sizes(paths)
-        held = literal_scores({c.id: c.text for c, _ in candidates}, literals) if literals else {}
+        texts = {c.id: c.text for c, _ in candidates if path_kind(c.path) != "doc"}
+        held = literal_scores(texts, literals) if literals else {}  # code writes messages
+        bound = with_bound_users(candidates, held, literals, self.indexer.bm25_terms)
+        candidates, held = bound.candidates, bound.credit  # where it is raised (`bound.py`)
         raised = frozenset(literals.raised)  # error classes below the code raising them
         ranked = rerank(candidates, files, evidence, priors, weights, sizes, held, raised)
-        return ranked, frozenset(held)
+        return users_before_bindings(ranked, bound.links), frozenset(held)
 
     def _short_weights(self, arms: _Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the

@@ -1,0 +1,78 @@
+"""A message bound to a name (`bound.py`): the code using the name is where the message comes
+from, alone and through the real pipeline (real SQLite FTS5, hnswlib, the `hash` embedder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeqa_lsp.retrieval.bound import bound_names
+from codeqa_lsp.retrieval.literals import find_literals
+from tests.retrieval.searchers import hash_searcher
+
+
+def test_the_names_messages_are_bound_to_in_each_languages_way() -> None:
+    literals = find_literals("where does 'method is not allowed' come from?", [])
+    assert bound_names('\tErrMethodMismatch = errors.New("method is not allowed")', literals) == [
+        "ErrMethodMismatch"
+    ]
+    assert bound_names("  LIMIT_METHOD: 'Method is not allowed',", literals) == ["LIMIT_METHOD"]
+    java = 'static final String METHOD_NOT_ALLOWED = "Method is not allowed";'
+    assert bound_names(java, literals) == ["METHOD_NOT_ALLOWED"]
+    assert bound_names('#define MSG_METHOD "method is not allowed"', literals) == ["MSG_METHOD"]
+    rust = '    #[error("method is not allowed")]\n    MethodNotAllowed,\n'
+    assert bound_names(rust, literals) == ["MethodNotAllowed"]
+    # A plain word names too many things; a line without the message binds nothing of it;
+    # a message written where it is raised is bound to no name.
+    assert bound_names("    'method': 'Method is not allowed',", literals) == []
+    assert bound_names('ErrNotFound = errors.New("no matching route")', literals) == []
+    assert bound_names('return fmt.Errorf("method is not allowed")', literals) == []
+
+
+FILES = {
+    "mux.go": """package mux
+
+import "errors"
+
+var (
+	// ErrMethodMismatch is returned when the method in the request does not match
+	// the method defined against the route.
+	ErrMethodMismatch = errors.New("method is not allowed")
+	// ErrNotFound is returned when no route match is found.
+	ErrNotFound = errors.New("no matching route was found")
+)
+
+// Router registers routes to be matched and dispatches a handler.
+type Router struct {
+	routes []*Route
+}
+
+// Match attempts to match the given request against the router's registered routes.
+func (r *Router) Match(req *Request, match *RouteMatch) bool {
+	for _, route := range r.routes {
+		if route.Match(req, match) {
+			return true
+		}
+	}
+	if match.MatchErr == ErrMethodMismatch {
+		match.Handler = methodNotAllowedHandler()
+		return true
+	}
+	match.MatchErr = ErrNotFound
+	return false
+}
+
+// Routes returns the routes a router holds, for listing them.
+func (r *Router) Routes() []*Route {
+	return r.routes
+}
+""",
+    "docs.md": "# Errors\n\nA request whose method is not allowed gets a 405 response.\n",
+}
+
+
+def test_a_quoted_message_bound_to_a_name_finds_the_code_using_the_name(tmp_path: Path) -> None:
+    """gorilla/mux (user pass): "where does 'method is not allowed' come from" ranked the
+    variable block binding `ErrMethodMismatch` first; `Router.Match` returns it."""
+    with hash_searcher(tmp_path, FILES) as searcher:
+        hits = searcher.search("where does 'method is not allowed' come from?", top_k=3).hits
+    assert hits[0].chunk.symbol == "Router.Match"
