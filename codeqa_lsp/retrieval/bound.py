@@ -36,10 +36,12 @@ BOUND_USE_CANDIDATES = 50
 
 # `NAME: 'message'`, `"NAME": "message"`, `NAME = "message"`, `NAME := errors.New("message")`,
 # `static final String NAME = "message"`, `NAME => 'message'`: the name right before the
-# string (or before the call the string is the first argument of).
+# string (or before the call the string is the first argument of). A match arm on a
+# qualified variant binds it too: reqwest's `Kind::Decode => f.write_str("error decoding
+# response body")` is raised where `Kind::Decode` is built (Kotlin's `Kind.DECODE -> "..."`).
 _BINDING = re.compile(
-    r"""(?<![\w$])['"]?([A-Za-z_$][\w$]*)['"]?\s*(?::=|=>|[:=])\s*"""
-    r"""(?:new\s+)?(?:[\w$.]+\s*\(\s*)?(?=['"`])"""
+    r"""(?<![\w$:.])['"]?((?:[A-Za-z_$][\w$]*(?:::|\.))*[A-Za-z_$][\w$]*)['"]?"""
+    r"""\s*(?::=|=>|->|[:=])\s*(?:new\s+)?(?:[\w$.]+\s*\(\s*)?(?=['"`])"""
 )
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+(?=\")")
 # Rust's `#[error("message")]` names the variant on the next line.
@@ -68,7 +70,9 @@ def bound_names(text: str, literals: Literals) -> list[str]:
 
 
 def _names_one_thing(name: str) -> bool:
-    return looks_like_identifier(name) or (name.isupper() and len(name) >= 4)
+    last = name.replace("::", ".").rsplit(".", 1)[-1]
+    qualified = last != name and last[:1].isupper()  # `Kind::Decode`, not `self.name`
+    return qualified or looks_like_identifier(last) or (last.isupper() and len(last) >= 4)
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,7 @@ def with_bound_users(
             continue
         for name in bound_names(holder.text, literals):
             word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
-            terms = tokenize(name)[:1]  # the whole identifier's token comes first
+            terms = tokenize(name.replace("::", ".").rsplit(".", 1)[-1])[:1]
             found = lookup(terms, BOUND_USE_CANDIDATES) if terms else []
             users = [
                 chunk

@@ -21,9 +21,14 @@ def test_the_names_messages_are_bound_to_in_each_languages_way() -> None:
     assert bound_names('#define MSG_METHOD "method is not allowed"', literals) == ["MSG_METHOD"]
     rust = '    #[error("method is not allowed")]\n    MethodNotAllowed,\n'
     assert bound_names(rust, literals) == ["MethodNotAllowed"]
+    # A match arm on a qualified variant (reqwest's `Kind::Decode => f.write_str("...")`).
+    arm = '            Kind::Method => f.write_str("method is not allowed")?,'
+    assert bound_names(arm, literals) == ["Kind::Method"]
+    assert bound_names('    Kind.METHOD -> "method is not allowed"', literals) == ["Kind.METHOD"]
     # A plain word names too many things; a line without the message binds nothing of it;
     # a message written where it is raised is bound to no name.
     assert bound_names("    'method': 'Method is not allowed',", literals) == []
+    assert bound_names('    self.message = "method is not allowed"', literals) == []
     assert bound_names('ErrNotFound = errors.New("no matching route")', literals) == []
     assert bound_names('return fmt.Errorf("method is not allowed")', literals) == []
 
