@@ -66,10 +66,11 @@ _QUOTED = re.compile(
 )
 # A pasted error line, `TypeError: Router.use() requires a middleware function but got a
 # Object`, the last line of a traceback, a JVM's `Exception in thread "main" a.b.C$DError: ...`
-# or `Caused by: ...`: its message is what the raising code writes, and its type was raised.
+# or `Caused by: ...`, PHP's `Symfony\Component\Yaml\Exception\ParseException: ...`: its
+# message is what the raising code writes, and its type was raised.
 _ERROR_LINE = re.compile(
     r"^[ \t]*(?:Exception in thread \"[^\"\n]*\"[ \t]+|Caused by:[ \t]+)?"
-    r"(?:\w+[.$])*(?P<type>[A-Z]\w*(?:Error|Exception|Warning))\s*:\s*(?P<message>\S[^\n]{8,300})$",
+    r"(?:\w+[.$\\])*(?P<type>[A-Z]\w*(?:Error|Exception|Warning))\s*:\s*(?P<message>\S[^\n]{8,300})$",
     re.MULTILINE,
 )
 # A Python traceback's exception line, whatever its name ends in (`requests.exceptions.

@@ -91,6 +91,15 @@ def test_a_pasted_error_line_is_a_message() -> None:
     # Numbers in what the user saw are runtime values the code formats in.
     words = ("row", "has", "cells", "where", "the", "header", "has")
     assert literals.messages == ((words,),)
+    # PHP writes namespaces with backslashes (symfony/yaml, user pass): the namespace is
+    # the type's, not words of the message.
+    php = find_literals(
+        "Symfony\\Component\\Yaml\\Exception\\ParseException: Duplicate key detected at line 3.",
+        [],
+        lambda name: name == "ParseException",
+    )
+    assert php.raised == ("ParseException",)
+    assert php.messages == ((("duplicate", "key", "detected", "at", "line"),),)
 
 
 def test_a_tools_own_error_line_keeps_its_prefix() -> None:
