@@ -115,7 +115,8 @@ def with_bound_users(
                     known.add(chunk.id)
                     out.append((chunk, 0.0))
                 credit[chunk.id] = max(credit.get(chunk.id, 0.0), share * scale)
-                links.setdefault(holder.id, []).append(chunk.id)
+                if chunk.id not in links.setdefault(holder.id, []):
+                    links[holder.id].append(chunk.id)
     for binding in links:  # written there, raised elsewhere: as an error's own class
         credit[binding] *= RAISED_DEFINITION_SHARE
     return BoundUsers(out, credit, links)

@@ -529,14 +529,18 @@ def test_every_grammar_and_query_loads() -> None:
         assert parser_for(language) is parser_for(language)  # one parser per thread, reused
 
 
+def _ruby_methods(path: str, text: str) -> list[str]:
+    chunks = chunk_source(path, text)
+    assert_well_formed(chunks, text)
+    return [c.symbol for c in chunks if c.kind == "method"]
+
+
 def test_ruby_predicate_and_bang_methods_keep_their_suffix() -> None:
     text = (
         "class Response\n  def redirect?\n    status.between?(300, 399)\n  end\n\n"
         "  def redirect(uri)\n    halt\n  end\n\n  def save!\n    true\n  end\nend\n"
     )
-    chunks = chunk_source("response.rb", text)
-    assert_well_formed(chunks, text)
-    methods = [c.symbol for c in chunks if c.kind == "method"]
+    methods = _ruby_methods("response.rb", text)
     assert methods == ["Response.redirect?", "Response.redirect", "Response.save!"]
     # Operator methods keep their operator: rake's `TaskManager#[]` raises "Don't know how
     # to build task", and a pasted backtrace names it (`in `[]'`).
@@ -545,9 +549,7 @@ def test_ruby_predicate_and_bang_methods_keep_their_suffix() -> None:
         "  def []=(name, task)\n    @tasks[name] = task\n  end\n\n"
         "  def <=>(other)\n    name <=> other.name\n  end\nend\n"
     )
-    chunks = chunk_source("task_manager.rb", text)
-    assert_well_formed(chunks, text)
-    methods = [c.symbol for c in chunks if c.kind == "method"]
+    methods = _ruby_methods("task_manager.rb", text)
     assert methods == ["TaskManager.[]", "TaskManager.[]=", "TaskManager.<=>"]
     # `::Name` is top-level wherever it is written.
     text = (
