@@ -73,6 +73,13 @@ _ERROR_LINE = re.compile(
     r"(?:\w+[.$\\])*(?P<type>[A-Z]\w*(?:Error|Exception|Warning))\s*:\s*(?P<message>\S[^\n]{8,300})$",
     re.MULTILINE,
 )
+# A qualified type's line, whatever its name ends in: Ruby's `HTTParty::RedirectionTooDeep:
+# HTTP redirects too deep` (user pass, not an evaluation set), Python's `requests.exceptions.
+# InvalidURL: ...` outside a traceback. The qualifier says the name is a type's.
+_QUALIFIED_ERROR_LINE = re.compile(
+    r"^[ \t]*(?:[A-Za-z_]\w*(?:::|\\|\.))+(?P<type>[A-Z]\w*)\s*:\s*(?P<message>\S[^\n]{8,300})$",
+    re.MULTILINE,
+)
 # A Python traceback's exception line, whatever its name ends in (`requests.exceptions.
 # InvalidURL: Invalid URL 'x': No host supplied`): the unindented line right after a frame's
 # indented lines; prose after the traceback ("Note: ...") follows no frame.
@@ -153,6 +160,11 @@ def find_literals(
     messages: list[tuple[tuple[str, ...], ...]] = []
     quoted_texts = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(query)]
     error_lines = [(m["type"], m["message"]) for m in _ERROR_LINE.finditer(query)]
+    error_lines += [
+        (m["type"], m["message"])
+        for m in _QUALIFIED_ERROR_LINE.finditer(query)
+        if (m["type"], m["message"]) not in error_lines
+    ]
     error_lines += [line for line in _traceback_error_lines(query) if line not in error_lines]
     pasted = [*(message for _, message in error_lines), *_PREFIXED_LINE.findall(query)]
     if not pasted and (bare := _bare_message(query)):
@@ -270,7 +282,7 @@ def _longest_run_at(
 
 
 def _raises(text: str, name: str) -> bool:
-    pattern = rf"\b(?:raise|throw)\s+(?:new\s+)?(?:[\w$]+\.)*{re.escape(name)}\b"
+    pattern = rf"\b(?:raise|throw)\s+(?:new\s+)?(?:[\w$]+(?:\.|::|\\))*{re.escape(name)}\b"
     return re.search(pattern, text) is not None
 
 

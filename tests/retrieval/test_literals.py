@@ -100,6 +100,14 @@ def test_a_pasted_error_line_is_a_message() -> None:
     )
     assert php.raised == ("ParseException",)
     assert php.messages == ((("duplicate", "key", "detected", "at", "line"),),)
+    # A qualified type's line whatever the type's name ends in (httparty, user pass), and
+    # Ruby's `raise HTTParty::RedirectionTooDeep.new(...)` raises it; a question is no line.
+    ruby = find_literals("HTTParty::RedirectionTooDeep: HTTP redirects too deep", [], bool)
+    assert ruby.raised == ("RedirectionTooDeep",)
+    assert ruby.messages == ((("http", "redirects", "too", "deep"),),)
+    raising = "raise HTTParty::RedirectionTooDeep.new(response), 'HTTP redirects too deep'"
+    assert literal_score(raising, ruby) == 1.0
+    assert not find_literals("How does App.Config: the timeout get read", [], bool)
 
 
 def test_a_tools_own_error_line_keeps_its_prefix() -> None:
