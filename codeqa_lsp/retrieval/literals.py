@@ -115,6 +115,10 @@ _WORD = re.compile(r"[a-z0-9]+")
 # the whole, and the parser ranked third behind two loaders (user pass, not an evaluation
 # set). So each sentence of a quoted or pasted message is a message too.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+# What output quotes inside a message is most often a runtime value: packaging's
+# `InvalidVersion: Invalid version: 'foo'` is written `f"Invalid version: {version!r}"`, and
+# the value took a third of the words (two of three held, under MIN_RUN_SHARE; user pass).
+_INNER_QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`")
 _RAISE_INTENT = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b", re.IGNORECASE)
 
 
@@ -125,6 +129,9 @@ class Literals:
     # The query holds a line of program output (an error line, or is one on its own): the
     # dotted words in it are values the program printed, not names the user wrote.
     pasted: bool = False
+    # Per message, its words that the output quotes (`Invalid version: 'foo'`): runtime
+    # values when the code does not hold them (`message_share`).
+    values: tuple[frozenset[str], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.messages or self.raised)
@@ -158,6 +165,7 @@ def find_literals(
     says are raised, and the type of a pasted error line when the workspace `defined` it (a
     project's own error; `ValueError` is raised in too many places to point at one)."""
     messages: list[tuple[tuple[str, ...], ...]] = []
+    values: list[frozenset[str]] = []
     quoted_texts = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(query)]
     error_lines = [(m["type"], m["message"]) for m in _ERROR_LINE.finditer(query)]
     error_lines += [
@@ -177,10 +185,14 @@ def find_literals(
         is_message = len(quoted.split()) > 1 and sum(map(len, fragments)) >= MIN_MESSAGE_WORDS
         if is_message and fragments not in messages:
             messages.append(fragments)
+            values.append(frozenset(w for m in _INNER_QUOTED.finditer(quoted) for w in words(m[0])))
     types = [error_type for error_type, _ in error_lines]
     raised = [*_raised(query, identifiers), *(t for t in types if defined(t))]
     return Literals(
-        messages=tuple(messages), raised=tuple(dict.fromkeys(raised)), pasted=bool(pasted)
+        messages=tuple(messages),
+        raised=tuple(dict.fromkeys(raised)),
+        pasted=bool(pasted),
+        values=tuple(values),
     )
 
 
@@ -308,8 +320,12 @@ def message_share(text: str, literals: Literals) -> float:
     best = 0.0
     if literals.messages:
         hay = words(text)
-        for fragments in literals.messages:
-            total = sum(len(f) for f in fragments)
+        held = set(hay)
+        for index, fragments in enumerate(literals.messages):
+            values = literals.values[index] if index < len(literals.values) else frozenset()
+            # A quoted word the text does not hold is a value the program formatted in.
+            printed = sum(1 for f in fragments for w in f if w in values and w not in held)
+            total = max(1, sum(len(f) for f in fragments) - printed)
             coverage = [_coverage(f, hay) for f in fragments]
             share = sum(found for found, _ in coverage) / total
             long_run = any(longest >= LONG_RUN_WORDS for _, longest in coverage)

@@ -107,6 +107,9 @@ def test_a_pasted_error_line_is_a_message() -> None:
     assert ruby.messages == ((("http", "redirects", "too", "deep"),),)
     raising = "raise HTTParty::RedirectionTooDeep.new(response), 'HTTP redirects too deep'"
     assert literal_score(raising, ruby) == 1.0
+    # packaging writes `f"Invalid version: {version!r}"`: the user's 'foo' is no word of it.
+    version = find_literals("packaging.version.InvalidVersion: Invalid version: 'foo'", [], bool)
+    assert literal_score('raise InvalidVersion(f"Invalid version: {version!r}")', version) == 1.0
     assert not find_literals("How does App.Config: the timeout get read", [], bool)
 
 
@@ -116,7 +119,13 @@ def test_a_tools_own_error_line_keeps_its_prefix() -> None:
     literals = find_literals("error: unknown option '--fooo'", [])
     assert literals.messages == ((("error", "unknown", "option", "fooo"),),)
     code = "const message = `error: unknown option '${flag}'${suggestion}`;"
-    assert literal_score(code, literals) == 0.75
+    # The quoted '--fooo' is a value the code formats in: the code holds all the rest.
+    assert literals.values == (frozenset({"fooo"}),)
+    assert literal_score(code, literals) == 1.0
+    # A quoted word the code does hold counts as written ("unknown option 'fooo'" hard-coded).
+    assert literal_score("log('error: unknown option fooo')", literals) == 1.0
+    assert literal_score("log('error: unknown option')", literals) == 1.0
+    assert literal_score("log('error: unknown flag')", literals) == 0.0
     cargo = find_literals("error[E0382]: borrow of moved value: `walker`", [])
     assert cargo.messages[0][0][:4] == ("error", "e0382", "borrow", "of")
     assert not find_literals("the error: handling of retries is odd", []).messages
@@ -484,15 +493,16 @@ def test_a_runtime_value_in_the_middle_of_a_message_splits_it_into_runs() -> Non
         'error = (f"Invalid non-printable ASCII character in URL {key} component, "\n'
         '         f"{char!r} at position {idx}.")'
     )
-    assert literal_score(code, pasted) == 0.75  # 7 + 2 of its 12 words, in two runs
+    # 7 + 2 of its 11 written words in two runs: the quoted '\n' is a value the code formats.
+    assert literal_score(code, pasted) == 9 / 11
     # Single words scattered over a chunk are no run, and runs count in the message's order.
     assert literal_score("path component position invalid url", pasted) == 0.0
     reversed_code = (
         'f"{char!r} at position {idx}: Invalid non-printable ASCII character in URL {key}"'
     )
-    # In the other order only the longest run counts: 7 of 12 words, a long run (less than
+    # In the other order only the longest run counts: 7 of 11 words, a long run (less than
     # the 9 the code in order holds).
-    assert literal_score(reversed_code, pasted) == 7 / 12
+    assert literal_score(reversed_code, pasted) == 7 / 11
 
 
 def test_a_runtime_value_at_the_start_leaves_a_long_run_that_counts() -> None:
