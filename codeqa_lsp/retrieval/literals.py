@@ -75,9 +75,11 @@ _ERROR_LINE = re.compile(
 )
 # A qualified type's line, whatever its name ends in: Ruby's `HTTParty::RedirectionTooDeep:
 # HTTP redirects too deep` (user pass, not an evaluation set), Python's `requests.exceptions.
-# InvalidURL: ...` outside a traceback. The qualifier says the name is a type's.
+# InvalidURL: ...` outside a traceback. The qualifier says the name is a type's; a `::` is
+# the qualifier's, not the line's colon (`Rack::QueryParser::ParamsTooDeepError` names a constant).
 _QUALIFIED_ERROR_LINE = re.compile(
-    r"^[ \t]*(?:[A-Za-z_]\w*(?:::|\\|\.))+(?P<type>[A-Z]\w*)\s*:\s*(?P<message>\S[^\n]{8,300})$",
+    r"^[ \t]*(?:[A-Za-z_]\w*(?:::|\\|\.))+(?P<type>[A-Z]\w*)\s*:(?!:)\s*"
+    r"(?P<message>\S[^\n]{8,300})$",
     re.MULTILINE,
 )
 # A Python traceback's exception line, whatever its name ends in (`requests.exceptions.

@@ -393,9 +393,10 @@ class HybridSearcher:
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})
         sizes = {} if arms.long_query else self.indexer.file_sizes(paths)
-        texts = {c.id: c.text for c, _ in candidates if path_kind(c.path) != "doc"}
-        held = literal_scores(texts, literals) if literals else {}  # code writes messages
-        bound = with_bound_users(candidates, held, literals, self.indexer.bm25_terms)
+        code = [c for c, _ in candidates if literals and path_kind(c.path) != "doc"]
+        held = literal_scores({c.id: c.text for c in code}, literals)  # code writes messages
+        lookup = partial(self.indexer.bm25_terms, filters=filters)
+        bound = with_bound_users(candidates, held, literals, lookup)
         candidates, held = bound.candidates, bound.credit  # where it is raised (`bound.py`)
         raised = frozenset(literals.raised)  # error classes below the code raising them
         ranked = rerank(candidates, files, evidence, priors, weights, sizes, held, raised)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.retrieval.bound import bound_names
 from codeqa_lsp.retrieval.literals import find_literals
 from tests.retrieval.searchers import hash_searcher
@@ -81,3 +82,17 @@ def test_a_quoted_message_bound_to_a_name_finds_the_code_using_the_name(tmp_path
     with hash_searcher(tmp_path, FILES) as searcher:
         hits = searcher.search("where does 'method is not allowed' come from?", top_k=3).hits
     assert hits[0].chunk.symbol == "Router.Match"
+
+
+def test_a_bound_messages_users_keep_to_the_searchs_filters(tmp_path: Path) -> None:
+    """The uses are looked up under the search's filters: a search restricted to the docs and
+    the variable block's file lists no code from elsewhere."""
+    files = {**FILES, "route.go": FILES["mux.go"].replace("package mux", "package route")}
+    files["mux.go"] = FILES["mux.go"].split("// Router registers")[0]
+    with hash_searcher(tmp_path, files) as searcher:
+        question = "where does 'method is not allowed' come from?"
+        hits = searcher.search(question, top_k=5).hits
+        assert hits[0].chunk.path == "route.go" and hits[0].chunk.symbol == "Router.Match"
+        only = SearchFilters(path_globs=("mux.go",))
+        hits = searcher.search(question, top_k=5, filters=only).hits
+    assert hits and {hit.chunk.path for hit in hits} == {"mux.go"}

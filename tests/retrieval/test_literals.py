@@ -111,6 +111,7 @@ def test_a_pasted_error_line_is_a_message() -> None:
     version = find_literals("packaging.version.InvalidVersion: Invalid version: 'foo'", [], bool)
     assert literal_score('raise InvalidVersion(f"Invalid version: {version!r}")', version) == 1.0
     assert not find_literals("How does App.Config: the timeout get read", [], bool)
+    assert not find_literals("Rack::QueryParser::ParamsTooDeepError", [], bool)
 
 
 def test_a_tools_own_error_line_keeps_its_prefix() -> None:
