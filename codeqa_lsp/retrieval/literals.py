@@ -103,8 +103,14 @@ _PREFIXED_LINE = re.compile(
 # (user pass, not an evaluation set). It reads as output, not a question: one line that
 # starts with a capital, has at least BARE_MESSAGE_WORDS words, does not end with `?` and
 # does not start with a question or request word. Every question of the evaluation sets
-# ends with `?` or starts in lower case (CoSQA's queries all do).
+# ends with `?` or starts in lower case (CoSQA's queries all do). Go and Rust write their
+# messages in lower case (`flag needs an argument: 'n' in -n`, pflag; `mux: duplicated route
+# variable "id"`): a lower-case line counts too when a word ends in a colon inside it and the
+# line prints a value (quoted, a number, a path or a flag), which no question of the sets (nor
+# CoSQA's keyword queries) has; prose ("the error: handling of retries is odd") has no value.
 BARE_MESSAGE_WORDS = 4
+_INNER_COLON = re.compile(r"\w: \S")
+_PRINTED_VALUE = re.compile(r"['\"`]|\d|\w[./\\]\w|(?<!\w)--?\w")
 _QUESTION_START = re.compile(
     r"how|what|where|why|when|which|who|whom|whose|does|do|did|is|are|was|were|can|could"
     r"|should|would|will|may|might|must|shall|has|have|had|explain|show|find|list|describe"
@@ -201,7 +207,9 @@ def find_literals(
 def _bare_message(query: str) -> str | None:
     """The query itself when it reads as a line of program output (BARE_MESSAGE_WORDS)."""
     text = query.strip()
-    if "\n" in text or text.endswith("?") or not text[:1].isupper() or len(text) > 300:
+    if "\n" in text or text.endswith("?") or len(text) > 300:
+        return None
+    if not text[:1].isupper() and not (_INNER_COLON.search(text) and _PRINTED_VALUE.search(text)):
         return None
     first = words(text)[:1]
     if not first or _QUESTION_START.fullmatch(first[0]) or len(text.split()) < BARE_MESSAGE_WORDS:
@@ -325,10 +333,13 @@ def message_share(text: str, literals: Literals) -> float:
         held = set(hay)
         for index, fragments in enumerate(literals.messages):
             values = literals.values[index] if index < len(literals.values) else frozenset()
-            # A quoted word the text does not hold is a value the program formatted in.
-            printed = sum(1 for f in fragments for w in f if w in values and w not in held)
-            total = max(1, sum(len(f) for f in fragments) - printed)
-            coverage = [_coverage(f, hay) for f in fragments]
+            # A quoted word the text does not hold is a value the program formatted in: out of
+            # the message, as a formatted value splits it (`_covered`).
+            written = [tuple(w for w in f if w not in values or w in held) for f in fragments]
+            total = sum(len(f) for f in written)
+            if total == 0:
+                continue
+            coverage = [_coverage(f, hay) for f in written]
             share = sum(found for found, _ in coverage) / total
             long_run = any(longest >= LONG_RUN_WORDS for _, longest in coverage)
             if share >= MIN_RUN_SHARE or (share >= MIN_LONG_RUN_SHARE and long_run):

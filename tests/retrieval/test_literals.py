@@ -223,6 +223,12 @@ def test_a_line_of_output_pasted_on_its_own_is_a_message() -> None:
     # retrofit: `methodError(method, e, "Unable to create converter for %s", responseType)`.
     assert find_literals("Unable to create converter for class", []).messages
     assert find_literals('N/A: version "v99" is not yet installed.', []).messages
+    # Go and Rust write messages in lower case; a colon inside the line says it is output.
+    pflag = find_literals("flag needs an argument: 'n' in -n", [])
+    assert pflag.pasted and pflag.values == (frozenset({"n"}),)
+    code = 'return fmt.Sprintf("flag needs an argument: %q in -%s", c, e.specifiedShorthands)'
+    assert literal_score(code, pflag) == 1.0  # 'n' and -n are the values it formats in
+    assert not find_literals("must specify logging level", []).messages  # a keyword query?
     # Questions and requests are not output, nor are keyword queries (CoSQA's are lower case).
     for query in (
         "How does the converter get created",
