@@ -336,9 +336,11 @@ def message_share(text: str, literals: Literals) -> float:
             # A quoted word the text does not hold is a value the program formatted in: out of
             # the message, as a formatted value splits it (`_covered`).
             written = [tuple(w for w in f if w not in values or w in held) for f in fragments]
+            if sum(len(f) for f in written) < MIN_MESSAGE_WORDS:
+                # Two words left are no message: `Unknown tag 'foo'` would be held by every
+                # chunk naming `unknown_tag` (liquid, user pass), so the value stays in.
+                written = list(fragments)
             total = sum(len(f) for f in written)
-            if total == 0:
-                continue
             coverage = [_coverage(f, hay) for f in written]
             share = sum(found for found, _ in coverage) / total
             long_run = any(longest >= LONG_RUN_WORDS for _, longest in coverage)
