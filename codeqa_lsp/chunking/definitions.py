@@ -24,7 +24,7 @@ from pathlib import PurePosixPath
 from tree_sitter import Node, QueryCursor
 
 from codeqa_lsp.chunking.languages import Grammar
-from codeqa_lsp.chunking.operators import operator_name
+from codeqa_lsp.chunking.operators import operator_name, without_template_args
 
 # Parents that wrap a definition without adding meaning of their own: the chunk starts at
 # the wrapper so `export`, decorators and `template <...>` stay with the code.
@@ -58,7 +58,6 @@ _DECLARATOR_LEAVES = frozenset(
     }
 )
 _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
-_ANGLE_ARGS = re.compile(r"<[^<>]*>")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|#[^\n]*", re.S)
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 # Names as people write them: identifiers joined by dots, operators, JS computed keys, Ruby
@@ -232,9 +231,7 @@ def _clean_name(raw: str) -> str:
         return operator
     if _OPERATOR_METHOD.fullmatch(name):
         return name  # Ruby's `def <=>(other)`, `def ==(other)`, `def <<(item)`
-    previous = None
-    while previous != name and "<" in name:  # C++/TS/Rust generics: `Map<K, V>` → `Map`
-        previous, name = name, _ANGLE_ARGS.sub("", name)
+    name = without_template_args(name)  # C++/TS/Rust generics: `Map<K, V>` → `Map`
     name = name.split("(", 1)[0]  # `f(x)` in a recovered declarator → `f`
     name = _SPACE.sub("", name).replace("::", ".")
     if len(name) > 80 or not _SANE_NAME.match(name):

@@ -24,6 +24,15 @@ _SPACE = re.compile(r"\s+")
 MAX_NAME = 200
 
 
+def without_template_args(text: str) -> str:
+    """`text` without its `<...>` argument lists, nested ones included (`Map<K, List<V>>` →
+    `Map`): the one way the chunker drops template and generic arguments from a name."""
+    previous = None
+    while previous != text and "<" in text:
+        previous, text = text, _ANGLE_ARGS.sub("", text)
+    return text
+
+
 def operator_name(name: str) -> str | None:
     """`name` as an operator's name (qualified with dots), or None when it is no operator.
     A qualifier's template arguments go (`Foo<T>::operator[]` is `Foo.operator[]`); the
@@ -31,10 +40,7 @@ def operator_name(name: str) -> str | None:
     keyword = _KEYWORD.search(name) if len(name) <= MAX_NAME else None
     if keyword is None:
         return None
-    head = name[: keyword.start()]
-    previous = None
-    while previous != head and "<" in head:
-        previous, head = head, _ANGLE_ARGS.sub("", head)
+    head = without_template_args(name[: keyword.start()])
     match = _OPERATOR.match(head + name[keyword.start() :])
     if match is None or not match["rest"]:
         return None
@@ -49,9 +55,7 @@ def _written(match: re.Match[str]) -> str:
     if rest.startswith("::") and (rest[2:3].isalpha() or rest[2:3] == "_"):
         rest = rest[2:]  # `operator ::testing::Matcher<T>()`: a type named from the root
     if rest[:1].isalpha() or rest[:1] == "_":  # conversion, `new`, `delete`
-        previous = None
-        while previous != rest and "<" in rest:
-            previous, rest = rest, _ANGLE_ARGS.sub("", rest)
+        rest = without_template_args(rest)
         words = _SPACE.sub(" ", rest.split("(", 1)[0].strip())
         return f"{qualifier}operator {words.replace(' [', '[').replace(' *', '*')}"
     symbol = _OPERATOR_SYMBOL.match(rest)

@@ -112,7 +112,7 @@ def _members_asked(
         lowered[i]
         for i in range(1, len(tokens))
         if tokens[i - 1] in names or lowered[i - 1] in _ASKING_VERBS
-    } | _named_with_owner(tokens, names)
+    } | _named_with_owner(tokens, lowered, names)
     # The word as written and capitalised too: Go's exported methods are (`FlagSet.Parse`
     # for "how does FlagSet parse unknown flags").
     spellings = {
@@ -136,18 +136,16 @@ def _members_asked(
     return [c for c in matches if c.symbol not in owners] + list(members.values())
 
 
-def _named_with_owner(tokens: Sequence[str], owners: set[str]) -> set[str]:
+def _named_with_owner(tokens: Sequence[str], lowered: Sequence[str], owners: set[str]) -> set[str]:
     """Words named as a member of one of `owners` with a kind word (`_MEMBER_KINDS`): "the
-    X method of Owner", "the method X of the Owner", "Owner's X method" (lowercased)."""
-    lowered = [t.lower() for t in tokens]
+    X method of Owner", "the method X of the Owner", "Owner's X method" (lowercased, as
+    `lowered`, the tokens in lower case, holds them)."""
 
     def owner_after(i: int) -> bool:  # "of Owner" / "of the Owner" from position i
         if i >= len(tokens) or lowered[i] not in _OWNER_LINKS:
             return False
-        rest = list(tokens[i + 1 : i + 3])
-        if rest[:1] and rest[0].lower() == "the":
-            rest = rest[1:]
-        return bool(rest) and rest[0] in owners
+        at = i + 2 if lowered[i + 1 : i + 2] == ["the"] else i + 1
+        return at < len(tokens) and tokens[at] in owners
 
     found = set()
     for i, word in enumerate(lowered):

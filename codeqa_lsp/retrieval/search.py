@@ -393,7 +393,7 @@ class HybridSearcher:
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})
         sizes = {} if arms.long_query else self.indexer.file_sizes(paths)
-        code = [c for c, _ in candidates if literals and path_kind(c.path) != "doc"]
+        code = [c for c, _ in candidates if path_kind(c.path) != "doc"] if literals else []
         held = literal_scores({c.id: c.text for c in code}, literals)  # code writes messages
         lookup = partial(self.indexer.bm25_terms, filters=filters)
         bound = with_bound_users(candidates, held, literals, lookup)
