@@ -43,10 +43,29 @@ _BINDING = re.compile(
     r"""(?<![\w$:.])['"]?((?:[A-Za-z_$][\w$]*(?:::|\.))*[A-Za-z_$][\w$]*)['"]?"""
     r"""\s*(?::=|=>|->|[:=])\s*(?:new\s+)?(?:[\w$.]+\s*\(\s*)?(?=['"`])"""
 )
+# A call opened at the end of a line and bound to a name, its arguments on the lines below:
+# fastify's `FST_ERR_BAD_STATUS_CODE: createError(` with the code and the message on the next
+# two lines (user pass over fastify, not an evaluation set: the message ranked the table first
+# and `Reply.prototype.code`, which throws it, 14th).
+_BINDING_OPENS_CALL = re.compile(
+    r"""^\s*['"]?([A-Za-z_$][\w$.]*)['"]?\s*(?::=|=>|[:=])\s*(?:new\s+)?[\w$.]+\s*\(\s*$"""
+)
+# Argument lines between the opening line and the message: a string, a number or a name.
+_ARGUMENT_LINE = re.compile(r"""^\s*(?:['"`][^'"`]*['"`]|[\w$.]+)\s*,\s*$""")
+# Lines looked back over from a message for the call it is an argument of.
+MAX_ARGUMENTS_BEFORE = 3
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+(?=\")")
 # Rust's `#[error("message")]` names the variant on the next line.
 _ERROR_ATTRIBUTE = re.compile(r"^\s*#\[error\(")
 _VARIANT = re.compile(r"^\s*([A-Z]\w*)")
+
+# A line that names a bound name without using it: an import, or a bare item of a multi-line
+# import or destructuring list (`  FST_ERR_BAD_STATUS_CODE,` under `const {` ... `require(`):
+# reply.js's module chunk imports fastify's error codes and throws none of them.
+_NOT_A_USE = re.compile(
+    r"^\s*(?:import\b|from\s+\S+\s+import\b|(?:const|let|var)\s*\{[^}]*\}\s*=\s*require\(|"
+    r"[\w$.]+\s*,?\s*$)"
+)
 
 Lookup = Callable[[list[str], int], Sequence[tuple[Chunk, float]]]
 
@@ -59,7 +78,7 @@ def bound_names(text: str, literals: Literals) -> list[str]:
         if message_share(line, literals) < MIN_RUN_SHARE:
             continue
         found = _DEFINE.match(line) or _BINDING.search(line)
-        name = found.group(1) if found else None
+        name = found.group(1) if found else _binding_above(lines, i)
         if name is None and _ERROR_ATTRIBUTE.match(line):
             after = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
             variant = _VARIANT.match(after)
@@ -67,6 +86,18 @@ def bound_names(text: str, literals: Literals) -> list[str]:
         if name and _names_one_thing(name):
             names.setdefault(name, None)
     return list(names)
+
+
+def _binding_above(lines: list[str], at: int) -> str | None:
+    """The name bound to the call whose argument list line `at` (a message) belongs to, when
+    the call opens a few argument lines above it."""
+    for back in range(at - 1, max(-1, at - 1 - MAX_ARGUMENTS_BEFORE), -1):
+        opens = _BINDING_OPENS_CALL.match(lines[back])
+        if opens:
+            return opens.group(1)
+        if not _ARGUMENT_LINE.match(lines[back]):
+            return None
+    return None
 
 
 def _names_one_thing(name: str) -> bool:
@@ -107,7 +138,7 @@ def with_bound_users(
             users = [
                 chunk
                 for chunk, _ in found
-                if chunk.id not in held and _is_code(chunk) and word.search(chunk.text)
+                if chunk.id not in held and _is_code(chunk) and _uses(chunk.text, word)
             ]
             scale = min(1.0, MAX_BOUND_USES / len(users)) ** 2 if users else 0.0
             for chunk in users:
@@ -150,11 +181,16 @@ def users_before_bindings(
     return out
 
 
+def _uses(text: str, name: re.Pattern[str]) -> bool:
+    return any(name.search(line) and not _NOT_A_USE.match(line) for line in text.splitlines())
+
+
 def _is_code(chunk: Chunk) -> bool:
     """Library code: a test that raises the error to check it, a guide quoting it, a
     changelog entry about it are not where it comes from."""
     return (
-        chunk.kind != "section"
+        not chunk.declaration  # a `.d.ts` list of the codes declares, it raises nothing
+        and chunk.kind != "section"
         and chunk_kind(chunk) not in ("doc", "test", "example")
         and not is_non_code(chunk.path)
     )

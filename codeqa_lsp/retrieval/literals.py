@@ -67,10 +67,14 @@ _QUOTED = re.compile(
 # A pasted error line, `TypeError: Router.use() requires a middleware function but got a
 # Object`, the last line of a traceback, a JVM's `Exception in thread "main" a.b.C$DError: ...`
 # or `Caused by: ...`, PHP's `Symfony\Component\Yaml\Exception\ParseException: ...`: its
-# message is what the raising code writes, and its type was raised.
+# message is what the raising code writes, and its type was raised. A longer line gives its
+# first 300 characters: attrs's `ValueError: No mandatory attributes allowed after ...` ends in
+# a 400-character repr of the attribute, and was no message at all (user pass, not an
+# evaluation set; `_transform_attrs`, which raises it, ranked 15th).
 _ERROR_LINE = re.compile(
     r"^[ \t]*(?:Exception in thread \"[^\"\n]*\"[ \t]+|Caused by:[ \t]+)?"
-    r"(?:\w+[.$\\])*(?P<type>[A-Z]\w*(?:Error|Exception|Warning))\s*:\s*(?P<message>\S[^\n]{8,300})$",
+    r"(?:\w+[.$\\])*(?P<type>[A-Z]\w*(?:Error|Exception|Warning))"
+    r"(?:[ \t]*\[[A-Z][A-Z0-9_]*\])?\s*:\s*(?P<message>\S[^\n]{8,300})[^\n]*$",
     re.MULTILINE,
 )
 # A qualified type's line, whatever its name ends in: Ruby's `HTTParty::RedirectionTooDeep:
@@ -79,21 +83,21 @@ _ERROR_LINE = re.compile(
 # the qualifier's, not the line's colon (`Rack::QueryParser::ParamsTooDeepError` names a constant).
 _QUALIFIED_ERROR_LINE = re.compile(
     r"^[ \t]*(?:[A-Za-z_]\w*(?:::|\\|\.))+(?P<type>[A-Z]\w*)\s*:(?!:)\s*"
-    r"(?P<message>\S[^\n]{8,300})$",
+    r"(?P<message>\S[^\n]{8,300})[^\n]*$",
     re.MULTILINE,
 )
 # A Python traceback's exception line, whatever its name ends in (`requests.exceptions.
 # InvalidURL: Invalid URL 'x': No host supplied`): the unindented line right after a frame's
 # indented lines; prose after the traceback ("Note: ...") follows no frame.
 _TRACEBACK = "Traceback (most recent call last):"
-_EXCEPTION_LINE = re.compile(r"(?:[\w$]+\.)*(?P<type>[A-Z]\w*)\s*:\s*(?P<message>\S.{8,300})")
+_EXCEPTION_LINE = re.compile(r"(?:[\w$]+\.)*(?P<type>[A-Z]\w*)\s*:\s*(?P<message>\S.{8,300}).*")
 # A CLI's or runtime's own error line, `error: unknown option '--fooo'` (commander, git,
 # cargo's `error[E0382]: ...`), `Error: No default engine was specified` (a JavaScript
 # `new Error(...)`), `fatal: ...`, `panic: ...`: the prefix is part of what the code writes
 # (`error: unknown option '${flag}'`), so it stays in the message. Runtime values in it
 # (`--fooo`) are not in the code; the prefix keeps the run long enough to count.
 _PREFIXED_LINE = re.compile(
-    r"^[ \t]*((?:error|fatal|panic|warning)(?:\[\w+\])?\s*:\s*\S[^\n]{8,300})$",
+    r"^[ \t]*((?:error|fatal|panic|warning)(?:\[\w+\])?\s*:\s*\S[^\n]{8,300})[^\n]*$",
     re.MULTILINE | re.IGNORECASE,
 )
 # A line pasted on its own, unquoted and with no known prefix, is what the program printed:
@@ -116,17 +120,32 @@ _QUESTION_START = re.compile(
     r"|should|would|will|may|might|must|shall|has|have|had|explain|show|find|list|describe"
     r"|tell|give|please"
 )
-_WORD = re.compile(r"[a-z0-9]+")
+# A number runs into its unit in output (`Task timed out after 5000ms`, written
+# `${options.timeout}ms` in p-queue; user pass, not an evaluation set): the number is a
+# runtime value (`_written`), the unit is written by the code. Letters then digits stay one
+# word (`utf8`, `sha256`).
+_WORD = re.compile(r"[a-z]+[0-9]*|[0-9]+")
 # Output of several sentences is often written by several places: phpdotenv's `Failed to
 # parse dotenv file. Encountered unexpected whitespace at [foo bar].` is `Parser::parse`'s
 # "Failed to parse dotenv file. %s" around the entry parser's cause; no chunk held half of
 # the whole, and the parser ranked third behind two loaders (user pass, not an evaluation
 # set). So each sentence of a quoted or pasted message is a message too.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+# Go wraps an error in its callers' context, each adding a prefix and ": " (BurntSushi/toml's
+# `toml: line 4 (last key "port"): Invalid integer "08080": cannot have leading zeroes`, whose
+# last two segments `parser.valueInteger` writes; Python and Rust chain causes the same way).
+# The context held two thirds of the words, under MIN_RUN_SHARE, and the writer ranked 7th
+# (user pass, not an evaluation set). So the text after each such colon is a message too.
+_CHAIN_COLON = re.compile(r"(?<=[\w'\")\]]): (?=\S)")
 # What output quotes inside a message is most often a runtime value: packaging's
 # `InvalidVersion: Invalid version: 'foo'` is written `f"Invalid version: {version!r}"`, and
 # the value took a third of the words (two of three held, under MIN_RUN_SHARE; user pass).
 _INNER_QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`")
+# An object's repr in output is a runtime value, however many words it has: attrs's `... Attribute
+# in question: Attribute(name='y', default=NOTHING, ...)` is 45 words with it and 13 without,
+# and the class whose `__repr__` names those fields held more of it than `_transform_attrs`,
+# which raises it (user pass, not an evaluation set). A capitalised name, `(`, `key=`.
+_REPR_START = re.compile(r"\b[A-Z]\w*\(\w+=")
 _RAISE_INTENT = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b", re.IGNORECASE)
 
 
@@ -185,7 +204,8 @@ def find_literals(
     pasted = [*(message for _, message in error_lines), *_PREFIXED_LINE.findall(query)]
     if not pasted and (bare := _bare_message(query)):
         pasted.append(bare)
-    texts = [*quoted_texts, *pasted]
+    texts = [_without_reprs(text) for text in [*quoted_texts, *pasted]]
+    texts += [cause for text in texts for cause in _wrapped_causes(text)]
     texts += [s for t in texts if len(sentences := _SENTENCE_END.split(t)) > 1 for s in sentences]
     for quoted in texts:
         pieces = [tuple(_written(piece)) for piece in re.split(r"\.\.\.|…", quoted)]
@@ -202,6 +222,32 @@ def find_literals(
         pasted=bool(pasted),
         values=tuple(values),
     )
+
+
+def _wrapped_causes(text: str) -> list[str]:
+    """The text after each wrapping colon (`_CHAIN_COLON`) that still says MIN_MESSAGE_WORDS
+    words without its quoted values (pflag's `flag needs an argument: 'n' in -n` ends in none)."""
+    causes = [text[match.end() :] for match in _CHAIN_COLON.finditer(text)]
+    return [c for c in causes if len(_written(_INNER_QUOTED.sub(" ", c))) >= MIN_MESSAGE_WORDS]
+
+
+def _without_reprs(text: str) -> str:
+    """`text` without the objects' reprs it prints (`_REPR_START` to its closing parenthesis,
+    or to the end when the paste cut it off)."""
+    kept: list[str] = []
+    at = 0
+    for match in _REPR_START.finditer(text):
+        if match.start() < at:
+            continue  # inside the repr just removed
+        kept.append(text[at : match.start()])
+        depth, end = 0, len(text)
+        for i in range(text.index("(", match.start()), len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                end = i + 1
+                break
+        at = end
+    return "".join(kept) + text[at:]
 
 
 def _bare_message(query: str) -> str | None:

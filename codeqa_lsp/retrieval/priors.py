@@ -257,3 +257,10 @@ class QueryPriors:
         if not chunk.declaration or (self.asks_for_types and chunk.kind == "class"):
             return base
         return base * self.declaration
+
+    def writes_messages(self, chunk: Chunk) -> bool:
+        """Whether a quoted or pasted message held by `chunk` is evidence that it wrote it:
+        library code does; a guide quoting a message never does, a test asserting it or an
+        example printing it only when the question asks for tests or examples."""
+        kind = chunk_kind(chunk)
+        return kind != "doc" and (kind not in ("test", "example") or self.factors[kind] == 1.0)

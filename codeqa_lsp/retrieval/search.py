@@ -51,7 +51,7 @@ from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, 
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
 from codeqa_lsp.retrieval.named import Definitions, named_definitions, named_first, with_named
-from codeqa_lsp.retrieval.priors import QueryPriors, path_kind
+from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.project import name_terms, text_without_name
 from codeqa_lsp.retrieval.query import (
     LONG_QUERY_TERMS,
@@ -159,13 +159,15 @@ class HybridSearcher:
 
         if mode in _PIPELINE:
             # A pasted issue quotes code and output everywhere; literals are a question's
-            # evidence (`literals.py` has the measurement).
+            # evidence (`literals.py` has the measurement), and a single pasted line's, however
+            # many terms its runtime values add (attrs's `ValueError: No mandatory attributes
+            # ...` ends in a 400-character repr; user pass, not an evaluation set).
             # A name's definitions are read once per search, whichever step asks for them
             # (a pasted error's type, the fast path, enclosing functions, uses).
             definitions = cache(partial(self._definitions, filters=filters))
             literals = (
                 NO_LITERALS
-                if arms.long_query
+                if arms.long_query and "\n" in query.strip()
                 else find_literals(query, info.identifiers, lambda name: bool(definitions(name)))
             )
             ranked, exact_ids, named_exists = self._hybrid(
@@ -388,13 +390,19 @@ class HybridSearcher:
                 known.add(chunk.id)
                 candidates.append((chunk, 0.0))
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
+        if arms.long_query and literals:  # one long pasted line (see `search`)
+            weights = replace(weights, literal=SHORT_QUERY_WEIGHTS.literal)
         priors = QueryPriors(query, long_query=arms.long_query)
         # Short questions want a definition: the file term counts only the rest of its file
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})
         sizes = {} if arms.long_query else self.indexer.file_sizes(paths)
-        code = [c for c, _ in candidates if path_kind(c.path) != "doc"] if literals else []
-        held = literal_scores({c.id: c.text for c in code}, literals)  # code writes messages
+        # Library code writes messages; a test asserting one, an example printing it and a
+        # guide quoting it do not, unless the question asks for tests or examples (go-playground/
+        # validator: three tests holding `Key: 'User.Email' Error:Field validation for ...`
+        # ranked above `fieldError.Error`; user pass, not an evaluation set).
+        writers = [c for c, _ in candidates if priors.writes_messages(c)] if literals else []
+        held = literal_scores({c.id: c.text for c in writers}, literals)
         lookup = partial(self.indexer.bm25_terms, filters=filters)
         bound = with_bound_users(candidates, held, literals, lookup)
         candidates, held = bound.candidates, bound.credit  # where it is raised (`bound.py`)

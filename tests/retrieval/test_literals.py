@@ -486,7 +486,8 @@ def test_a_python_tracebacks_exception_line_is_an_error_line_whatever_its_name()
     )
     literals = find_literals(traceback, [], lambda name: name in {"InvalidURL", "Note"})
     assert literals.raised == ("InvalidURL",)  # "Note:" follows no frame: prose
-    assert literals.messages == ((("invalid", "url", "http", "no", "host", "supplied"),),)
+    assert literals.messages[0] == (("invalid", "url", "http", "no", "host", "supplied"),)
+    assert literals.messages[1] == (("no", "host", "supplied"),)  # after the wrapping colon
 
 
 def test_a_runtime_value_in_the_middle_of_a_message_splits_it_into_runs() -> None:

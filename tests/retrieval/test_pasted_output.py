@@ -1,0 +1,287 @@
+"""Shapes of pasted program output (`literals.py`, `bound.py`): Node's coded error lines,
+errors wrapped in context, numbers run into units, long lines and printed reprs, and messages
+bound to a name in a multi-line call; alone and through the real pipeline (real SQLite FTS5,
+hnswlib, the `hash` embedder). Each shape comes from a user's pass over repositories that are
+no evaluation set (fastify, BurntSushi/toml, p-queue, attrs, go-playground/validator)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeqa_lsp.chunking.model import Chunk, ChunkKind
+from codeqa_lsp.retrieval.bound import bound_names, with_bound_users
+from codeqa_lsp.retrieval.literals import Literals, find_literals, literal_scores, words
+from tests.retrieval.searchers import hash_searcher
+
+
+def literal_score(text: str, literals: Literals) -> float:
+    return literal_scores({"chunk": text}, literals).get("chunk", 0.0)
+
+
+def test_a_node_error_lines_code_in_brackets_is_not_part_of_the_message() -> None:
+    literals = find_literals(
+        "FastifyError [FST_ERR_BAD_STATUS_CODE]: Called reply with an invalid status code: 999", []
+    )
+    assert literals.messages[0] == (("called", "reply", "with", "an", "invalid", "status", "code"),)
+    node = find_literals("TypeError [ERR_INVALID_URL]: Invalid URL: http//example", [])
+    assert node.messages[0] == (("invalid", "url", "http", "example"),)
+
+
+def test_each_part_after_a_wrapping_colon_is_a_message() -> None:
+    pasted = 'toml: line 4 (last key "port"): Invalid integer "08080": cannot have leading zeroes'
+    literals = find_literals(pasted, [])
+    assert (("invalid", "integer", "cannot", "have", "leading", "zeroes"),) in literals.messages
+    writer = 'p.panicItemf(it, "Invalid integer %q: cannot have leading zeroes", it.val)'
+    assert literal_score(writer, literals) == 1.0
+    # The whole line held two thirds of its words here: no evidence without the parts.
+    whole = find_literals(pasted, []).messages[0]
+    assert (
+        literal_score(writer, Literals(messages=(whole,), raised=(), values=(frozenset(),))) == 0.0
+    )
+    # A colon inside a word or before no space splits nothing.
+    quoted = find_literals('where does "reading config: a:b is not valid" come from?', [])
+    assert len(quoted.messages) == 2
+
+
+def test_a_number_run_into_its_unit_leaves_the_unit_in_the_message() -> None:
+    literals = find_literals(
+        "TimeoutError: Task timed out after 5000ms (queue has 2 running, 10 waiting)", []
+    )
+    assert literals.messages[0][0][:5] == ("task", "timed", "out", "after", "ms")
+    template = (
+        "message: `Task timed out after ${options.timeout}ms (queue has ${this.#pending}"
+        " running, ${this.#queue.size} waiting)`,"
+    )
+    assert literal_score(template, literals) >= 0.75
+    assert words("utf8 sha256 base64 10px") == ["utf8", "sha256", "base64", "10", "px"]
+
+
+def test_a_long_error_line_is_a_message_without_the_reprs_it_prints() -> None:
+    value = ", ".join(f"field_{i}={i}" for i in range(40))
+    pasted = (
+        "ValueError: No mandatory attributes allowed after an attribute with a default value. "
+        f"Attribute in question: Attribute(name='y', metadata=mappingproxy({{}}), {value})"
+    )
+    assert len(pasted) > 400
+    literals = find_literals(pasted, [])
+    assert literals.messages, "a line over 300 characters is still output"
+    assert all("field" not in fragment for message in literals.messages for fragment in message)
+    assert not any("mappingproxy" in f for m in literals.messages for f in m)
+
+
+def test_a_message_in_a_call_spanning_lines_is_bound_to_the_calls_name() -> None:
+    literals = find_literals("Called reply with an invalid status code: 999", [])
+    table = """const codes = {
+  FST_ERR_BAD_STATUS_CODE: createError(
+    'FST_ERR_BAD_STATUS_CODE',
+    'Called reply with an invalid status code: %s'
+  ),
+}"""
+    assert bound_names(table, literals) == ["FST_ERR_BAD_STATUS_CODE"]
+    # A previous entry's closing line is no argument: the search stops there.
+    unbound = (
+        "  FST_ERR_OTHER: createError('FST_ERR_OTHER', 'x'),\n"
+        "  'Called reply with an invalid status code: %s'\n"
+    )
+    assert bound_names(unbound, literals) == []
+
+
+FASTIFY = {
+    "lib/errors.js": """'use strict'
+
+const createError = require('./create-error')
+
+const codes = {
+  FST_ERR_NOT_FOUND: createError(
+    'FST_ERR_NOT_FOUND',
+    'Not Found',
+    404
+  ),
+  FST_ERR_BAD_STATUS_CODE: createError(
+    'FST_ERR_BAD_STATUS_CODE',
+    'Called reply with an invalid status code: %s'
+  )
+}
+
+module.exports = codes
+""",
+    "lib/reply.js": """'use strict'
+
+const {
+  FST_ERR_BAD_STATUS_CODE,
+  FST_ERR_NOT_FOUND
+} = require('./errors')
+
+function Reply (res, request) {
+  this.raw = res
+  this.request = request
+}
+
+Reply.prototype.code = function (code) {
+  const intValue = Number(code)
+  if (isNaN(intValue) || intValue < 100 || intValue > 599) {
+    throw new FST_ERR_BAD_STATUS_CODE(code || String(code))
+  }
+  this.raw.statusCode = intValue
+  return this
+}
+
+Reply.prototype.header = function (key, value) {
+  this.raw.setHeader(key, value)
+  return this
+}
+
+module.exports = Reply
+""",
+    "types/errors.d.ts": """export type FastifyErrorCodes = Record<
+  'FST_ERR_NOT_FOUND' |
+  'FST_ERR_BAD_STATUS_CODE',
+  FastifyErrorConstructor
+>
+""",
+}
+
+
+def test_a_coded_node_error_finds_the_function_throwing_it(tmp_path: Path) -> None:
+    """The message is written in errors.js's table inside `createError(...)` spanning three
+    lines; reply.js's module chunk only imports the code and the `.d.ts` only declares it."""
+    pasted = "FastifyError [FST_ERR_BAD_STATUS_CODE]: Called reply with an invalid status code: 999"
+    with hash_searcher(tmp_path, FASTIFY) as searcher:
+        hits = searcher.search(pasted, top_k=5).hits
+    assert hits[0].chunk.symbol == "Reply.prototype.code"
+
+
+ATTRS = {
+    "src/make.py": '''
+class Attribute:
+    """One attribute of a class: its name, default, validator, repr, eq and order settings."""
+
+    def __init__(self, name, default, validator, repr, eq, order, hash, init, metadata):
+        self.name = name
+        self.default = default
+        self.validator = validator
+
+    def __repr__(self):
+        return (
+            f"Attribute(name={self.name!r}, default={self.default!r}, validator="
+            f"{self.validator!r}, repr=True, eq=True, order=True, hash=None, init=True)"
+        )
+
+
+def attrib(
+    default=None, validator=None, repr=True, eq=True, eq_key=None, order=True, order_key=None,
+    hash=None, init=True, metadata=None, type=None, converter=None, kw_only=False,
+):
+    """Define an attribute: its default, validator, repr, eq, order, hash, init, metadata,
+    type, converter and kw_only settings."""
+    return Attribute(None, default, validator, repr, eq, order, hash, init, metadata)
+
+
+def transform_attrs(cls, these):
+    """Collect the attributes of a class in definition order."""
+    attrs = list(these)
+    had_default = False
+    for a in attrs:
+        if had_default and a.default is None:
+            msg = (
+                "No mandatory attributes allowed after an attribute with a default value"
+                f" or factory.  Attribute in question: {a!r}"
+            )
+            raise ValueError(msg)
+        had_default = a.default is not None
+    return attrs
+''',
+}
+
+
+def test_a_long_pasted_error_line_finds_the_code_raising_it(tmp_path: Path) -> None:
+    """Over LONG_QUERY_TERMS terms with its repr, the line was read as a pasted issue, whose
+    literals count for nothing; and the repr's words were the `__repr__`'s."""
+    pasted = (
+        "ValueError: No mandatory attributes allowed after an attribute with a default value or"
+        " factory.  Attribute in question: Attribute(name='y', default=NOTHING, validator=None,"
+        " repr=True, eq=True, eq_key=None, order=True, order_key=None, hash=None, init=True,"
+        " metadata=mappingproxy({}), type=<class 'int'>, converter=None, kw_only=False)"
+    )
+    with hash_searcher(tmp_path, ATTRS) as searcher:
+        hits = searcher.search(pasted, top_k=3).hits
+    assert hits[0].chunk.symbol == "transform_attrs"
+
+
+VALIDATOR = {
+    "errors.go": """package validator
+
+import "fmt"
+
+const fieldErrMsg = "Key: '%s' Error:Field validation for '%s' failed on the '%s' tag"
+
+type fieldError struct {
+	ns    string
+	field string
+	tag   string
+}
+
+// Error returns the fieldError's error message.
+func (fe *fieldError) Error() string {
+	return fmt.Sprintf(fieldErrMsg, fe.ns, fe.field, fe.tag)
+}
+""",
+    "validator_test.go": """package validator
+
+import "testing"
+
+func TestStructErrors(t *testing.T) {
+	err := validate.Struct(user)
+	want := "Key: 'User.Email' Error:Field validation for 'Email' failed on the 'email' tag"
+	if err.Error() != want {
+		t.Fatalf("got %s", err.Error())
+	}
+}
+
+func TestMapErrors(t *testing.T) {
+	err := validate.Var(m, "email")
+	want := "Key: 'User.Email' Error:Field validation for 'Email' failed on the 'email' tag"
+	if err.Error() != want {
+		t.Fatalf("got %s", err.Error())
+	}
+}
+""",
+}
+
+
+def test_tests_asserting_a_message_rank_below_the_code_writing_it(tmp_path: Path) -> None:
+    pasted = "Key: 'User.Email' Error:Field validation for 'Email' failed on the 'email' tag"
+    with hash_searcher(tmp_path, VALIDATOR) as searcher:
+        hits = searcher.search(pasted, top_k=3).hits
+        assert hits[0].chunk.symbol == "fieldError.Error"
+        # Asked for the tests, the tests that hold the message lead.
+        asked = searcher.search(f"which test checks {pasted}", top_k=3).hits
+    assert asked[0].chunk.path == "validator_test.go"
+
+
+def _chunk(path: str, symbol: str, text: str, declaration: bool = False) -> Chunk:
+    kind: ChunkKind = "module" if symbol == "<module>" else "function"
+    lines = text.count("\n") + 1
+    return Chunk(
+        path, symbol, kind, "javascript", 1, lines, 0, len(text), text, declaration=declaration
+    )
+
+
+def test_importing_or_declaring_a_bound_name_is_not_using_it() -> None:
+    """reply.js's module chunk imports the code and a `.d.ts` declares it: neither raises it,
+    and as uses they took the credit of the function that throws it (the module ranked first)."""
+    literals = find_literals("Called reply with an invalid status code: 999", [])
+    binding = _chunk("lib/errors.js", "<module>", FASTIFY["lib/errors.js"])
+    reply = FASTIFY["lib/reply.js"]
+    module = _chunk("lib/reply.js", "<module>", reply.split("function Reply")[0])
+    code = _chunk("lib/reply.js", "Reply.prototype.code", reply.split("Reply.prototype.code = ")[1])
+    declared = _chunk("types/errors.d.ts", "FastifyErrorCodes", FASTIFY["types/errors.d.ts"], True)
+    users = [module, code, declared]
+    found = with_bound_users(
+        [(binding, 1.0)],
+        {binding.id: 1.0},
+        literals,
+        lambda terms, limit: [(c, 1.0) for c in users],
+    )
+    assert found.links == {binding.id: [code.id]}
+    assert found.credit[code.id] == 1.0
