@@ -35,6 +35,15 @@ folded, and it moves above the function enclosing it, which holds the same text
 `createStore`: "Reducers may not dispatch actions." gave `createStore` (150 lines) and no
 `dispatch`. Measured 2026-11-27 (same session): the 100 questions (local and hash) and the
 tryout rank identically; none of their questions quotes a message held by a nested function.
+
+The function that ranked first of all is the exception to the folding when it is no small
+helper (`KEPT_NESTED_LINES`): lifted over, it stays just below its encloser. passport's
+`allFailed`, which builds the 401 reply with the strategies' challenges, is a 72-line function
+nested in the authenticate middleware; asked how that reply is built, the middleware came
+first and `allFailed` was folded away, so no citation pointed at it (user pass over 16
+repositories, not an evaluation set: None -> 2; pino's `child` 11 -> 2). Measured 2026-11-27:
+the 100 questions (local and hash) and the tryout rank identically (express-07's and
+rxjs-16's answers are the enclosers, still first).
 """
 
 from __future__ import annotations
@@ -47,6 +56,10 @@ from codeqa_lsp.chunking.model import Chunk
 # and costs index reads.
 LIFT_WITHIN = 10
 _FUNCTIONS = ("function", "method")
+# A nested function this long is a place of its own, not a helper (see the module docstring):
+# passport's `allFailed` has 72 lines; redux's `replaceReducer` (4) and express's `param` (13)
+# answer nothing alone.
+KEPT_NESTED_LINES = 20
 
 
 def enclosing_first(
@@ -72,6 +85,31 @@ def enclosing_first(
                 continue  # the parent's own parent, if any, is judged next
         index += 1
     return out
+
+
+def enclosers_placed(
+    ranked: Sequence[tuple[Chunk, float]],
+    definitions: Callable[[str], list[Chunk]],
+    holders: frozenset[str],
+) -> tuple[list[tuple[Chunk, float]], frozenset[str]]:
+    """`enclosing_first`, then `innermost_holders_first`; with the ids `fold_nested` must
+    keep (`first_under_encloser`)."""
+    lifted = enclosing_first(ranked, definitions, holders)
+    kept = first_under_encloser(ranked, lifted)
+    return innermost_holders_first(lifted, holders), kept
+
+
+def first_under_encloser(
+    before: Sequence[tuple[Chunk, float]], after: Sequence[tuple[Chunk, float]]
+) -> frozenset[str]:
+    """The id of `before`'s first result when `enclosing_first` put its encloser above it
+    (`after`) and it is no small helper: the best match of all stays, just below, instead
+    of being folded into it."""
+    if not before or not after or after[0][0].id == before[0][0].id:
+        return frozenset()
+    first = before[0][0]
+    long_enough = first.end_line - first.start_line + 1 >= KEPT_NESTED_LINES
+    return frozenset({first.id}) if long_enough else frozenset()
 
 
 def innermost_holders_first(

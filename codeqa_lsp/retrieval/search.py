@@ -41,7 +41,7 @@ from codeqa_lsp.retrieval.bound import users_before_bindings, with_bound_users
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.compounds import compounds_lifted
 from codeqa_lsp.retrieval.duplicates import distinct_places
-from codeqa_lsp.retrieval.enclosing import enclosing_first, innermost_holders_first
+from codeqa_lsp.retrieval.enclosing import enclosers_placed
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.feedback import feedback_for, feedback_terms
 from codeqa_lsp.retrieval.floor import Verdict, code_verdict, dense_floor
@@ -156,6 +156,7 @@ class HybridSearcher:
         named_exists = False  # the query names a definition the index has (confidence)
         used: Used = {}  # a question about uses: the lines of each use
         holders: frozenset[str] = frozenset()  # candidates holding the query's literals
+        kept: frozenset[str] = frozenset()  # nested functions kept below their enclosers
 
         if mode in _PIPELINE:
             # A pasted issue quotes code and output everywhere; literals are a question's
@@ -178,15 +179,14 @@ class HybridSearcher:
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 writers = holders if literals.pasted else frozenset()
                 ranked = members_of_strong_owners(ranked, writers=writers)
-                ranked = enclosing_first(ranked, definitions, holders)
-                ranked = innermost_holders_first(ranked, holders)
+                ranked, kept = enclosers_placed(ranked, definitions, holders)
             ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:
                 ranked = named_first(ranked, exact_ids, info.identifiers)
             if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 ranked, used = uses_led(ranked, exact_ids, info.identifiers, lookup, definitions)
-            ranked = distinct_places(ranked, exact_ids, arms.long_query)
+            ranked = distinct_places(ranked, {*exact_ids, *kept}, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()

@@ -266,3 +266,67 @@ def test_a_pasted_message_cites_the_innermost_function_that_holds_it(tmp_path: P
         question = "how does the store swap its reducer"
         symbols = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
         assert symbols[0] == "createStore" and "createStore.replaceReducer" not in symbols
+
+
+AUTHENTICATE = """
+module.exports = function authenticate(passport, name, options) {
+  var multi = Array.isArray(name);
+  var names = multi ? name : [name];
+
+  return function authenticate(req, res, next) {
+    var failures = [];
+
+    function allFailed() {
+      if (!multi) {
+        var challenge = failures[0].challenge;
+        res.statusCode = failures[0].status || 401;
+        if (typeof challenge == 'string') {
+          res.setHeader('WWW-Authenticate', challenge);
+        }
+        return res.end('Unauthorized');
+      }
+      // Every strategy in the chain failed: gather each one's challenge into the
+      // WWW-Authenticate header of a single 401 response.
+      var rchallenge = [];
+      var rstatus;
+      for (var j = 0; j < failures.length; j++) {
+        var failure = failures[j];
+        var challenge = failure.challenge;
+        var status = failure.status;
+        rstatus = rstatus || status;
+        if (typeof challenge == 'string') {
+          rchallenge.push(challenge);
+        }
+      }
+      res.statusCode = rstatus || 401;
+      if (rchallenge.length) {
+        res.setHeader('WWW-Authenticate', rchallenge);
+      }
+      res.end('Unauthorized');
+    }
+
+    (function attempt(i) {
+      var layer = names[i];
+      if (!layer) { return allFailed(); }
+      var strategy = passport._strategy(layer);
+      strategy.fail = function(challenge, status) {
+        failures.push({ challenge: challenge, status: status });
+        attempt(i + 1);
+      };
+      strategy.authenticate(req, options);
+    })(0);
+  };
+};
+"""
+
+
+def test_the_best_match_nested_in_a_function_keeps_its_own_place(tmp_path: Path) -> None:
+    """passport (user pass): `allFailed`, 30 lines nested in the authenticate middleware,
+    builds the 401 reply; asked how, the middleware is lifted above it and it stays second
+    instead of being folded into the middleware's 50 lines."""
+    with hash_searcher(tmp_path, {"lib/authenticate.js": AUTHENTICATE}) as searcher:
+        question = (
+            "when every strategy in a chain fails, how is the 401 WWW-Authenticate reply built?"
+        )
+        symbols = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
+    assert symbols[:2] == ["module.exports", "module.exports.allFailed"], symbols
