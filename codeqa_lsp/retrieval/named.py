@@ -74,6 +74,9 @@ def named_definitions(
         if not named and name.endswith("!"):  # `json!`: a Rust macro, defined as `json`
             ident, name = ident[:-1], name[:-1]
             named = _code_defining(name, definitions)
+        if not named and question and (camel := _camel_spelling(name)):
+            ident, name = ident[: len(ident) - len(name)] + camel, camel
+            named = _code_defining(name, definitions)
         matches = [c for c in named if symbol_matches(c.symbol, ident)]
         if question and not matches and qualifier.count(".") >= 1:
             matches = _without_namespace(named, ident)
@@ -198,6 +201,18 @@ def _without_namespace(named: list[Chunk], ident: str) -> list[Chunk]:
         if matches:
             return matches
     return []
+
+
+def _camel_spelling(name: str) -> str | None:
+    """`requiredIf` for `required_if`: a snake-case key (a validation tag, an option, a
+    setting) is often handled by the function named after it in camel case
+    (go-playground/validator maps `"required_if"` to `requiredIf`; user pass, not an
+    evaluation set: 7th for "which code makes required_if fail ..."). None for a name
+    without an inner underscore or in capitals (`MAX_SIZE` is a constant's own name)."""
+    head, *rest = name.strip("_").split("_")
+    if not rest or name.isupper() or not head or not all(rest):
+        return None
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _code_defining(name: str, definitions: Definitions) -> list[Chunk]:

@@ -376,3 +376,75 @@ def test_a_member_named_with_its_kind_and_owner_stands_for_the_owner(tmp_path: P
         # The owner alone still names the owner.
         hits = searcher.search("how does FlagSet record that parsing happened", top_k=3).hits
         assert hits[0].chunk.symbol == "FlagSet"
+
+
+VALIDATOR = {
+    "baked_in.go": """package validator
+
+var bakedInValidators = map[string]Func{
+	"required":    hasValue,
+	"required_if": requiredIf,
+	"oneof":       isOneOf,
+	"required_unless": requiredUnless,
+	"required_with":   requiredWith,
+}
+
+// requiredUnless fails when the field is empty unless the other field equals the value:
+// the field must be present only when the other field does not equal the value.
+func requiredUnless(fl FieldLevel) bool {
+	params := parseOneOfParam2(fl.Param())
+	if requireCheckFieldValue(fl, params[0], params[1], false) {
+		return true
+	}
+	return hasValue(fl)
+}
+
+// requiredWith fails when this field is empty while the other field is present.
+func requiredWith(fl FieldLevel) bool {
+	if !requireCheckFieldKind(fl, strings.TrimSpace(fl.Param()), true) {
+		return hasValue(fl)
+	}
+	return true
+}
+
+// requiredIf is the validation function for the tag.
+func requiredIf(fl FieldLevel) bool {
+	params := parseOneOfParam2(fl.Param())
+	for i := 0; i < len(params); i += 2 {
+		if !requireCheckFieldValue(fl, params[i], params[i+1], false) {
+			return true
+		}
+	}
+	return hasValue(fl)
+}
+
+// hasValue is the validation function for validating if the current field's value is not
+// the default static value.
+func hasValue(fl FieldLevel) bool {
+	field := fl.Field()
+	return field.IsValid() && !field.IsZero()
+}
+
+// isOneOf checks that the field's value is one of the space-separated values given.
+func isOneOf(fl FieldLevel) bool {
+	vals := parseOneOfParam2(fl.Param())
+	for _, v := range vals {
+		if v == fl.Field().String() {
+			return true
+		}
+	}
+	return false
+}
+""",
+}
+
+
+def test_a_snake_case_key_names_the_function_spelled_in_camel_case(tmp_path: Path) -> None:
+    """go-playground/validator (user pass): the `required_if` tag is handled by `requiredIf`,
+    which ranked 7th: no definition is named `required_if`, and the tag table matched best."""
+    question = "which code makes required_if fail only when the other field equals the value?"
+    with hash_searcher(tmp_path, VALIDATOR) as searcher:
+        assert searcher.search(question, top_k=3).hits[0].chunk.symbol == "requiredIf"
+        # A constant's capitals are its own name, never a camel-case function's.
+        chunks = [h.chunk.symbol for h in searcher.search("where is MAX_SIZE", top_k=3).hits]
+    assert "maxSize" not in chunks
