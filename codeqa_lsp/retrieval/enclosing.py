@@ -43,7 +43,12 @@ nested in the authenticate middleware; asked how that reply is built, the middle
 first and `allFailed` was folded away, so no citation pointed at it (user pass over 16
 repositories, not an evaluation set: None -> 2; pino's `child` 11 -> 2). Measured 2026-11-27:
 the 100 questions (local and hash) and the tryout rank identically (express-07's and
-rxjs-16's answers are the enclosers, still first).
+rxjs-16's answers are the enclosers, still first). So is a nested function whose name the
+question spells word for word (`spelled_out`): express-session's `shouldSetCookie` (11 lines)
+for "where does the rolling option force the Set-Cookie header to be sent" and `shouldSave`
+for "... when saveUninitialized is false" were folded into the 450-line middleware (None ->
+3 and 2, user pass); a question about the encloser does not spell its helpers (express's
+`param`, redux's `replaceReducer`). Same measurement: the sets rank identically.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 
 # Only the first results matter to a reader; lifting further down changes nothing useful
 # and costs index reads.
@@ -91,12 +97,26 @@ def enclosers_placed(
     ranked: Sequence[tuple[Chunk, float]],
     definitions: Callable[[str], list[Chunk]],
     holders: frozenset[str],
+    asked: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[Chunk, float]], frozenset[str]]:
     """`enclosing_first`, then `innermost_holders_first`; with the ids `fold_nested` must
-    keep (`first_under_encloser`)."""
+    keep: the first result lifted over (`first_under_encloser`) and the functions whose name
+    the question spells (`asked`, its tokens; `spelled_out`)."""
     lifted = enclosing_first(ranked, definitions, holders)
-    kept = first_under_encloser(ranked, lifted)
+    spelled = {c.id for c, _ in lifted[:LIFT_WITHIN] if spelled_out(c, asked)}
+    kept = first_under_encloser(ranked, lifted) | spelled
     return innermost_holders_first(lifted, holders), kept
+
+
+def spelled_out(chunk: Chunk, asked: frozenset[str]) -> bool:
+    """Whether every word of a function's name (stopwords aside) is among the question's
+    tokens: "where does the rolling option force the Set-Cookie header" spells
+    express-session's nested `shouldSetCookie`, which is the answer, not a helper."""
+    if chunk.kind not in _FUNCTIONS or chunk.parts > 1:  # a split definition shows once
+        return False
+    tokens = tokenize(chunk.name)
+    words = [t for t in (tokens[1:] if len(tokens) > 1 else tokens) if t not in STOPWORDS]
+    return bool(words) and all(word in asked for word in words)
 
 
 def first_under_encloser(

@@ -330,3 +330,54 @@ def test_the_best_match_nested_in_a_function_keeps_its_own_place(tmp_path: Path)
         )
         symbols = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
     assert symbols[:2] == ["module.exports", "module.exports.allFailed"], symbols
+
+
+SESSION = """
+function session(options) {
+  var opts = options || {};
+  var rollingSessions = Boolean(opts.rolling);
+  var saveUninitializedSession = opts.saveUninitialized;
+
+  return function session(req, res, next) {
+    onHeaders(res, function () {
+      if (!shouldSetCookie(req)) {
+        return;
+      }
+      setcookie(res, name, req.sessionID, secrets[0], req.session.cookie.data);
+    });
+
+    // determine if session should be saved to store
+    function shouldSave(req) {
+      return !saveUninitializedSession && !savedHash && cookieId !== req.sessionID
+        ? isModified(req.session)
+        : !isSaved(req.session);
+    }
+
+    // determine if cookie should be set on response
+    function shouldSetCookie(req) {
+      if (typeof req.sessionID !== 'string') {
+        return false;
+      }
+      return cookieId !== req.sessionID
+        ? saveUninitializedSession || isModified(req.session)
+        : rollingSessions || req.session.cookie.expires != null && isModified(req.session);
+    }
+
+    next();
+  };
+}
+"""
+
+
+def test_a_nested_function_the_question_spells_is_not_folded(tmp_path: Path) -> None:
+    """express-session (user pass): "where does the rolling option force the Set-Cookie
+    header to be sent" spells the nested `shouldSetCookie`, its answer; the middleware is
+    lifted above it for context, and it stays (it was folded into it)."""
+    with hash_searcher(tmp_path, {"index.js": SESSION}) as searcher:
+        question = "where does the rolling option force the Set-Cookie header to be sent?"
+        symbols = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
+        assert "session.shouldSetCookie" in symbols, symbols
+        # A question that does not spell it still gets the middleware alone.
+        other = "how does the rolling option renew the expiry on every response?"
+        symbols = [h.chunk.symbol for h in searcher.search(other, top_k=5).hits]
+    assert "session.shouldSetCookie" not in symbols, symbols
