@@ -140,7 +140,14 @@ _CHAIN_COLON = re.compile(r"(?<=[\w'\")\]]): (?=\S)")
 # What output quotes inside a message is most often a runtime value: packaging's
 # `InvalidVersion: Invalid version: 'foo'` is written `f"Invalid version: {version!r}"`, and
 # the value took a third of the words (two of three held, under MIN_RUN_SHARE; user pass).
-_INNER_QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`")
+_INNER_QUOTED = re.compile(
+    r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`"
+    # Unquoted values of the same kind: a Ruby symbol (`:multipart`) and a qualified name
+    # (`Faraday::Request`, `java.util.Date`): faraday's `Faraday::Error: :multipart is not
+    # registered on Faraday::Request` is written `"#{key.inspect} is not registered on
+    # #{self}"`, whose code held four of seven words (user pass, not an evaluation set).
+    r"|(?<![\w:]):[a-z_]\w*|\b[A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*)+"
+)
 # An object's repr in output is a runtime value, however many words it has: attrs's `... Attribute
 # in question: Attribute(name='y', default=NOTHING, ...)` is 45 words with it and 13 without,
 # and the class whose `__repr__` names those fields held more of it than `_transform_attrs`,
@@ -162,6 +169,13 @@ class Literals:
 
     def __bool__(self) -> bool:
         return bool(self.messages or self.raised)
+
+    def prints(self, name: str) -> bool:
+        """Whether pasted output printed `name` as a value (`Faraday::Request` in faraday's
+        `:multipart is not registered on Faraday::Request`): a definition so named is not
+        what the user asks about; the code writing the line is."""
+        written = words(name)
+        return self.pasted and bool(written) and any(set(written) <= v for v in self.values)
 
     def search_terms(self) -> list[str]:
         """Words that find chunks holding a literal (for lifting candidates)."""

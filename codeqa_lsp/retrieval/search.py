@@ -356,7 +356,11 @@ class HybridSearcher:
         found = named_definitions(info, definitions, lookup, self._project_name_terms())
         # An error the question says is raised is asked about where it is raised, not where
         # its class is defined (`literals.py`).
-        named = [c for c in found if c.symbol.rsplit(".", 1)[-1] not in literals.raised]
+        named = [
+            c
+            for c in found
+            if c.symbol.rsplit(".", 1)[-1] not in literals.raised and not literals.prints(c.name)
+        ]
         if not named:
             return [(chunks[i], s) for i, s in fused], set(), bool(found)
         for chunk in named:

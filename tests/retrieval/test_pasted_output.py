@@ -285,3 +285,52 @@ def test_importing_or_declaring_a_bound_name_is_not_using_it() -> None:
     )
     assert found.links == {binding.id: [code.id]}
     assert found.credit[code.id] == 1.0
+
+
+FARADAY = {
+    "lib/faraday/middleware_registry.rb": """module Faraday
+  # Adds the ability for other modules to register and look up middleware classes by key.
+  module MiddlewareRegistry
+    def register_middleware(**mappings)
+      middleware_mutex { registered_middleware.update(mappings) }
+    end
+
+    def lookup_middleware(key)
+      load_middleware(key) ||
+        raise(Faraday::Error, "#{key.inspect} is not registered on #{self}")
+    end
+  end
+end
+""",
+    "lib/faraday/request.rb": """module Faraday
+  # Used to setup URLs, params, headers, and the request body in a sane manner.
+  class Request
+    extend MiddlewareRegistry
+
+    # Replace params, preserving the existing hash type.
+    def params=(hash)
+      @params = hash
+    end
+
+    # Replace request headers, preserving the existing hash type.
+    def headers=(hash)
+      @headers = hash
+    end
+  end
+end
+""",
+}
+
+
+def test_ruby_symbols_and_qualified_names_in_output_are_runtime_values(tmp_path: Path) -> None:
+    """faraday (user pass): `:multipart` and `Faraday::Request` are what `#{key.inspect}` and
+    `#{self}` printed; the class named in the line is no definition the user asks about."""
+    pasted = "Faraday::Error: :multipart is not registered on Faraday::Request"
+    literals = find_literals(pasted, [])
+    assert literals.values[0] == frozenset({"multipart", "faraday", "request"})
+    raising = 'raise(Faraday::Error, "#{key.inspect} is not registered on #{self}")'
+    assert literal_score(raising, literals) >= 0.75  # four of seven words before
+    assert literals.prints("Request") and not literals.prints("MiddlewareRegistry")
+    with hash_searcher(tmp_path, FARADAY) as searcher:
+        hits = searcher.search(pasted, top_k=3).hits
+    assert hits[0].chunk.symbol == "Faraday.MiddlewareRegistry.lookup_middleware"
