@@ -115,6 +115,15 @@ _PREFIXED_LINE = re.compile(
 BARE_MESSAGE_WORDS = 4
 _INNER_COLON = re.compile(r"\w: \S")
 _PRINTED_VALUE = re.compile(r"['\"`]|\d|\w[./\\]\w|(?<!\w)--?\w")
+# Or opens the way an error does, the colon joining the context to the cause: chrono's
+# `failed to parse timestamp: input is not enough for unique date and time` (user pass, not
+# an evaluation set; `ParseError.fmt` writes the cause; 6th, under a class's members). No
+# question of the sets, the tryout or CoSQA starts so and has an inner colon.
+_ERROR_OPENER = re.compile(
+    r"(?:failed|cannot|can't|could not|couldn't|unable|error|invalid|unexpected|missing"
+    r"|unknown|no such|bad|expected)\b",
+    re.IGNORECASE,
+)
 _QUESTION_START = re.compile(
     r"how|what|where|why|when|which|who|whom|whose|does|do|did|is|are|was|were|can|could"
     r"|should|would|will|may|might|must|shall|has|have|had|explain|show|find|list|describe"
@@ -269,7 +278,10 @@ def _bare_message(query: str) -> str | None:
     text = query.strip()
     if "\n" in text or text.endswith("?") or len(text) > 300:
         return None
-    if not text[:1].isupper() and not (_INNER_COLON.search(text) and _PRINTED_VALUE.search(text)):
+    lower_output = _INNER_COLON.search(text) and (
+        _PRINTED_VALUE.search(text) or _ERROR_OPENER.match(text)
+    )
+    if not text[:1].isupper() and not lower_output:
         return None
     first = words(text)[:1]
     if not first or _QUESTION_START.fullmatch(first[0]) or len(text.split()) < BARE_MESSAGE_WORDS:

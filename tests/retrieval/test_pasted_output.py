@@ -334,3 +334,14 @@ def test_ruby_symbols_and_qualified_names_in_output_are_runtime_values(tmp_path:
     with hash_searcher(tmp_path, FARADAY) as searcher:
         hits = searcher.search(pasted, top_k=3).hits
     assert hits[0].chunk.symbol == "Faraday.MiddlewareRegistry.lookup_middleware"
+
+
+def test_a_lower_case_line_opening_like_an_error_is_output() -> None:
+    """chrono (user pass): the context before the colon is the caller's, the cause after it
+    `ParseError.fmt`'s; no value is printed, but the line opens as errors do."""
+    literals = find_literals("failed to parse timestamp: input is not enough for unique date", [])
+    assert literals.pasted
+    assert (("input", "is", "not", "enough", "for", "unique", "date"),) in literals.messages
+    # Prose with a colon is still a question, as is a question opening with an error word.
+    assert not find_literals("the error: handling of retries is odd", []).messages
+    assert not find_literals("invalid input: how is it reported?", []).messages
