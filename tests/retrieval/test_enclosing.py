@@ -8,7 +8,7 @@ from pathlib import Path
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import Indexer
-from codeqa_lsp.retrieval.enclosing import enclosing_first, fold_nested
+from codeqa_lsp.retrieval.enclosing import best_matches_kept, enclosing_first, fold_nested
 from codeqa_lsp.retrieval.search import HybridSearcher
 from tests.retrieval.searchers import hash_searcher
 
@@ -381,3 +381,17 @@ def test_a_nested_function_the_question_spells_is_not_folded(tmp_path: Path) -> 
         other = "how does the rolling option renew the expiry on every response?"
         symbols = [h.chunk.symbol for h in searcher.search(other, top_k=5).hits]
     assert "session.shouldSetCookie" not in symbols, symbols
+
+
+def test_a_nested_function_scoring_nearly_the_best_is_kept_below_its_encloser() -> None:
+    """express-session (user pass): `writetop` (36 lines) scored 1.055 under `res.end`'s
+    1.066 and was folded into it; a nested function scoring well under the best is not."""
+    chunks = {c.symbol: c for c in chunk_source("lib/authenticate.js", AUTHENTICATE)}
+    outer, nested = chunks["module.exports"], chunks["module.exports.allFailed"]
+    near = [(outer, 1.066), (nested, 1.055)]
+    kept = best_matches_kept(near)
+    assert kept == {outer.id, nested.id}
+    assert [c for c, _ in fold_nested(near, keep=kept)] == [outer, nested]
+    far = [(outer, 1.066), (nested, 0.9)]
+    assert nested.id not in best_matches_kept(far)
+    assert [c for c, _ in fold_nested(far, keep=best_matches_kept(far))] == [outer]
