@@ -64,8 +64,8 @@ from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 LIFT_WITHIN = 10
 _FUNCTIONS = ("function", "method")
 # A nested function this long is a place of its own, not a helper (see the module docstring):
-# passport's `allFailed` has 72 lines; redux's `replaceReducer` (4) and express's `param` (13)
-# answer nothing alone.
+# passport's `allFailed` has 72 lines; redux's `replaceReducer` (4) answers nothing alone, as
+# the 13-line `param` of tests/retrieval/test_enclosing.py's router does not.
 KEPT_NESTED_LINES = 20
 # A nested function scoring this share of the best result is a best match too: express-
 # session's `writetop` (36 lines) scored 1.055 under its encloser `res.end`'s 1.066 and was
