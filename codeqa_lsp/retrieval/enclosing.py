@@ -58,6 +58,7 @@ from collections.abc import Callable, Sequence
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
+from codeqa_lsp.retrieval.priors import chunk_kind
 
 # Only the first results matter to a reader; lifting further down changes nothing useful
 # and costs index reads.
@@ -121,6 +122,8 @@ def spelled_out(chunk: Chunk, asked: frozenset[str]) -> bool:
     tokens: "where does the rolling option force the Set-Cookie header" spells
     express-session's nested `shouldSetCookie`, which is the answer, not a helper."""
     if chunk.kind not in _FUNCTIONS or chunk.parts > 1:  # a split definition shows once
+        return False
+    if chunk_kind(chunk) in ("test", "example"):  # body-parser's tests' `verify` callbacks
         return False
     tokens = tokenize(chunk.name)
     words = [t for t in (tokens[1:] if len(tokens) > 1 else tokens) if t not in STOPWORDS]

@@ -8,7 +8,12 @@ from pathlib import Path
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.indexer import Indexer
-from codeqa_lsp.retrieval.enclosing import best_matches_kept, enclosing_first, fold_nested
+from codeqa_lsp.retrieval.enclosing import (
+    best_matches_kept,
+    enclosing_first,
+    fold_nested,
+    spelled_out,
+)
 from codeqa_lsp.retrieval.search import HybridSearcher
 from tests.retrieval.searchers import hash_searcher
 
@@ -395,3 +400,16 @@ def test_a_nested_function_scoring_nearly_the_best_is_kept_below_its_encloser() 
     far = [(outer, 1.066), (nested, 0.9)]
     assert nested.id not in best_matches_kept(far)
     assert [c for c, _ in fold_nested(far, keep=best_matches_kept(far))] == [outer]
+
+
+def test_a_tests_nested_callback_is_folded_even_when_spelled() -> None:
+    """body-parser (user pass): its tests' `verify` callbacks, spelled by "where is the user's
+    verify callback invoked", took places of their own under their tests."""
+    source = (
+        "it('should 403 on verify error', function () {\n"
+        "  function verify(req) {\n    throw new Error('no')\n  }\n  run(verify)\n})\n"
+    )
+    asked = frozenset({"where", "verify", "callback", "invoked"})
+    (test_verify,) = [c for c in chunk_source("test/json.js", source) if c.name == "verify"]
+    (lib_verify,) = [c for c in chunk_source("lib/read.js", source) if c.name == "verify"]
+    assert spelled_out(lib_verify, asked) and not spelled_out(test_verify, asked)
