@@ -13,6 +13,7 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters
 from codeqa_lsp.index.indexer import Indexer
 from codeqa_lsp.retrieval.search import HybridSearcher
+from tests.fakes.llm_server import QuietHTTPServer
 
 FILES = {
     "app/cli.py": '''
@@ -198,7 +199,7 @@ class _Refuse(http.server.BaseHTTPRequestHandler):
 
 
 def test_progressive_keyword_search_before_any_embedding(tmp_path: Path) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
+    server = QuietHTTPServer(("127.0.0.1", 0), _Refuse)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
