@@ -65,8 +65,8 @@ from codeqa_lsp.retrieval.priors import chunk_kind
 LIFT_WITHIN = 10
 _FUNCTIONS = ("function", "method")
 # A nested function this long is a place of its own, not a helper (see the module docstring):
-# passport's `allFailed` has 72 lines; redux's `replaceReducer` (4) answers nothing alone, as
-# the 13-line `param` of tests/retrieval/test_enclosing.py's router does not.
+# passport's `allFailed` has 72 lines; redux's `replaceReducer` (4 lines) answers nothing
+# alone, nor does the 13-line `param` of tests/retrieval/test_enclosing.py's router.
 KEPT_NESTED_LINES = 20
 # A nested function scoring this share of the best result is a best match too: express-
 # session's `writetop` (36 lines) scored 1.055 under its encloser `res.end`'s 1.066 and was
