@@ -182,6 +182,13 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def name_parts(name: str) -> list[str]:
+    """The words of a name (`registerTypeAdapterFactory` → register, type, adapter,
+    factory): `tokenize` gives the whole compound first, then its parts."""
+    tokens = tokenize(name)
+    return tokens[1:] if len(tokens) > 1 else tokens
+
+
 def token_stream(text: str) -> str:
     """The space-joined stream stored in an FTS5 column."""
     return " ".join(tokenize(text))

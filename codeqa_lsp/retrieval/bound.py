@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import tokenize
 from codeqa_lsp.retrieval.literals import MIN_RUN_SHARE, Literals, message_share
-from codeqa_lsp.retrieval.priors import chunk_kind, is_non_code
+from codeqa_lsp.retrieval.priors import chunk_kind, is_code
 from codeqa_lsp.retrieval.query import looks_like_identifier
 from codeqa_lsp.retrieval.rerank import RAISED_DEFINITION_SHARE
 
@@ -138,7 +138,7 @@ def with_bound_users(
             users = [
                 chunk
                 for chunk, _ in found
-                if chunk.id not in held and _is_code(chunk) and _uses(chunk.text, word)
+                if chunk.id not in held and _is_library_code(chunk) and _uses(chunk.text, word)
             ]
             scale = min(1.0, MAX_BOUND_USES / len(users)) ** 2 if users else 0.0
             for chunk in users:
@@ -185,12 +185,11 @@ def _uses(text: str, name: re.Pattern[str]) -> bool:
     return any(name.search(line) and not _NOT_A_USE.match(line) for line in text.splitlines())
 
 
-def _is_code(chunk: Chunk) -> bool:
-    """Library code: a test that raises the error to check it, a guide quoting it, a
-    changelog entry about it are not where it comes from."""
+def _is_library_code(chunk: Chunk) -> bool:
+    """Library code (`priors.is_code`, no test or example): a test that raises the error to
+    check it, a guide quoting it, a changelog entry about it are not where it comes from."""
     return (
-        not chunk.declaration  # a `.d.ts` list of the codes declares, it raises nothing
-        and chunk.kind != "section"
-        and chunk_kind(chunk) not in ("doc", "test", "example")
-        and not is_non_code(chunk.path)
+        is_code(chunk)
+        and not chunk.declaration  # a `.d.ts` list of the codes declares, it raises nothing
+        and chunk_kind(chunk) not in ("test", "example")
     )

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.stems import STEMMER
-from codeqa_lsp.index.tokens import STOPWORDS, tokenize
+from codeqa_lsp.index.tokens import STOPWORDS, name_parts, tokenize
 from codeqa_lsp.retrieval.query import QueryInfo
 
 # A compound's lift, as a share of the best fused score (see the module docstring).
@@ -58,24 +58,17 @@ def compound_ids(identifiers: Sequence[str], query: str, chunks: Iterable[Chunk]
         return set()
     wanted = _stems(words)
     found = set()
-    named_parts = [_parts(name) for name in names]
+    named_parts = [name_parts(name) for name in names]
     for chunk in chunks:
         if chunk.kind not in _DEFINITION_KINDS:
             continue
-        have = _parts(chunk.name)
+        have = name_parts(chunk.name)
         for parts in named_parts:
             rest = _without(have, parts)
             if rest and _stems(rest) <= wanted:
                 found.add(chunk.id)
                 break
     return found
-
-
-def _parts(name: str) -> list[str]:
-    """The words of a name (`registerTypeAdapterFactory` → register, type, adapter,
-    factory); `tokenize` gives the whole compound first."""
-    tokens = tokenize(name)
-    return tokens[1:] if len(tokens) > 1 else tokens
 
 
 def _without(have: list[str], parts: list[str]) -> list[str]:

@@ -57,7 +57,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.index.tokens import STOPWORDS, tokenize
+from codeqa_lsp.index.tokens import STOPWORDS, name_parts
 from codeqa_lsp.retrieval.priors import chunk_kind
 
 # Only the first results matter to a reader; lifting further down changes nothing useful
@@ -125,8 +125,7 @@ def spelled_out(chunk: Chunk, asked: frozenset[str]) -> bool:
         return False
     if chunk_kind(chunk) in ("test", "example"):  # body-parser's tests' `verify` callbacks
         return False
-    tokens = tokenize(chunk.name)
-    words = [t for t in (tokens[1:] if len(tokens) > 1 else tokens) if t not in STOPWORDS]
+    words = [t for t in name_parts(chunk.name) if t not in STOPWORDS]
     return bool(words) and all(word in asked for word in words)
 
 

@@ -201,6 +201,13 @@ def is_non_code(path: str) -> bool:
     return path_kind(path) in ("changelog", "meta")
 
 
+def is_code(chunk: Chunk) -> bool:
+    """Code, which can use a name or raise an error; a guide's example or a changelog entry
+    that quotes it does not (marshmallow: "who calls _deserialize" listed docs/custom_fields.rst
+    and three changelog sections after its two callers)."""
+    return chunk.kind != "section" and chunk_kind(chunk) != "doc" and not is_non_code(chunk.path)
+
+
 @lru_cache(maxsize=65_536)
 def path_kind(path: str) -> str:
     """`test`, `changelog`, `meta`, `example`, `doc` or `source`. Cached: the reranker asks

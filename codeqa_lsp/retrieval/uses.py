@@ -27,7 +27,7 @@ from codeqa_lsp.chunking.code_text import code_only
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, tokenize
 from codeqa_lsp.retrieval.model import Use
-from codeqa_lsp.retrieval.priors import chunk_kind, is_non_code
+from codeqa_lsp.retrieval.priors import chunk_kind, is_code
 from codeqa_lsp.retrieval.query import (
     QueryInfo,
     looks_like_identifier,
@@ -130,7 +130,7 @@ def uses_of(
         if len(candidates) == USE_CANDIDATES and len(mentions) < limit:
             candidates = lookup(terms, DEEP_USE_CANDIDATES)
         for chunk, _ in candidates:
-            if chunk.id in skip or chunk.id in mentions or not _is_code(chunk):
+            if chunk.id in skip or chunk.id in mentions or not is_code(chunk):
                 continue
             if chunk.name in names and chunk.kind != "module":
                 # The definition itself (any part), or a namesake: not a use, unless the
@@ -209,13 +209,6 @@ def use_lines(chunk: Chunk, name: str) -> tuple[int, ...]:
 
 def _word(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
-
-
-def _is_code(chunk: Chunk) -> bool:
-    """Code can use a name; a guide's example or a changelog entry that quotes it does not
-    (marshmallow: "who calls _deserialize" listed docs/custom_fields.rst and three changelog
-    sections after its two callers)."""
-    return chunk.kind != "section" and chunk_kind(chunk) != "doc" and not is_non_code(chunk.path)
 
 
 def _module(path: str) -> str:
