@@ -149,7 +149,7 @@ _CHAIN_COLON = re.compile(r"(?<=[\w'\")\]]): (?=\S)")
 # What output quotes inside a message is most often a runtime value: packaging's
 # `InvalidVersion: Invalid version: 'foo'` is written `f"Invalid version: {version!r}"`, and
 # the value took a third of the words (two of three held, under MIN_RUN_SHARE; user pass).
-_INNER_QUOTED = re.compile(
+_RUNTIME_VALUE = re.compile(
     r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`"
     # Unquoted values of the same kind: a Ruby symbol (`:multipart`) and a qualified name
     # (`Faraday::Request`, `java.util.Date`): faraday's `Faraday::Error: :multipart is not
@@ -236,7 +236,9 @@ def find_literals(
         is_message = len(quoted.split()) > 1 and sum(map(len, fragments)) >= MIN_MESSAGE_WORDS
         if is_message and fragments not in messages:
             messages.append(fragments)
-            values.append(frozenset(w for m in _INNER_QUOTED.finditer(quoted) for w in words(m[0])))
+            values.append(
+                frozenset(w for m in _RUNTIME_VALUE.finditer(quoted) for w in words(m[0]))
+            )
     types = [error_type for error_type, _ in error_lines]
     raised = [*_raised(query, identifiers), *(t for t in types if defined(t))]
     return Literals(
@@ -251,7 +253,7 @@ def _wrapped_causes(text: str) -> list[str]:
     """The text after each wrapping colon (`_CHAIN_COLON`) that still says MIN_MESSAGE_WORDS
     words without its quoted values (pflag's `flag needs an argument: 'n' in -n` ends in none)."""
     causes = [text[match.end() :] for match in _CHAIN_COLON.finditer(text)]
-    return [c for c in causes if len(_written(_INNER_QUOTED.sub(" ", c))) >= MIN_MESSAGE_WORDS]
+    return [c for c in causes if len(_written(_RUNTIME_VALUE.sub(" ", c))) >= MIN_MESSAGE_WORDS]
 
 
 def _without_reprs(text: str) -> str:
