@@ -134,3 +134,55 @@ def test_a_strong_module_chunk_lifts_its_top_level_functions_only() -> None:
     ranked = [(module, 1.0), (other, 0.8), (chunks["content_rule"], 0.7)]
     lifted = members_of_strong_owners(ranked, weight=0.25)
     assert [c.symbol for c, _ in lifted] == [module.symbol, "content_rule", "copy_handle"]
+
+
+VIPER_STRUCT = """package viper
+
+// Viper is a prioritized configuration registry.
+type Viper struct {
+	configPaths []string
+	configName  string
+}
+
+func (v *Viper) SetConfigName(in string) {
+	v.configName = in
+}
+"""
+
+VIPER_FILES = """package viper
+
+func (v *Viper) searchInPath(in string) string {
+	for _, ext := range SupportedExts {
+		if exists(in + v.configName + "." + ext) {
+			return in + v.configName + "." + ext
+		}
+	}
+	return ""
+}
+"""
+
+OTHER_PACKAGE = """package remote
+
+type Viper struct{}
+
+func (v *Viper) Watch() {}
+"""
+
+
+def test_a_go_type_lifts_its_methods_in_the_other_files_of_its_package() -> None:
+    """Go declares a type's methods in any file of its package (viper's `searchInPath` is in
+    file.go, its `Viper` struct in viper.go): they are members all the same. A type of the
+    same name in another package (folder) is another type."""
+    struct = {c.symbol: c for c in chunk_source("viper.go", VIPER_STRUCT)}
+    search = {c.symbol: c for c in chunk_source("file.go", VIPER_FILES)}
+    other = {c.symbol: c for c in chunk_source("remote/viper.go", OTHER_PACKAGE)}
+    ranked = [
+        (struct["Viper"], 1.0),
+        (struct["Viper.SetConfigName"], 0.8),
+        (other["Viper.Watch"], 0.75),
+        (search["Viper.searchInPath"], 0.7),
+    ]
+    lifted = members_of_strong_owners(ranked, weight=0.25)
+    scores = {c.path + ":" + c.symbol: s for c, s in lifted}
+    assert scores["file.go:Viper.searchInPath"] == 0.7 + 0.25
+    assert scores["remote/viper.go:Viper.Watch"] == 0.75
