@@ -69,6 +69,12 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("src/FluentValidation.Tests/ValidateAndThrowTester.cs", "test"),
         ("src/MyLib.UnitTests/Parsing.cs", "test"),
         ("Tests/LoggingTests/HandlerCase.swift", "test"),
+        # Folders named for a kind of test (immer, not an evaluation set).
+        ("__performance_tests__/incremental.mjs", "test"),
+        ("integration_tests/test_app.py", "test"),
+        ("e2e-tests/login.ts", "test"),
+        ("src/contests/score.py", "source"),
+        ("src/latest/cache.py", "source"),
         ("src/FluentValidation/Validators/EmailValidator.cs", "source"),
         ("src/Testing.Tools/Runner.cs", "source"),
     ],
