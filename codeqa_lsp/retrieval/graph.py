@@ -28,6 +28,7 @@ import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.callgraph import Definition, Resolver, calls_of, imports_of
+from codeqa_lsp.retrieval.delegates import delegates_below_targets
 from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.query import QueryInfo
 
@@ -213,6 +214,7 @@ def adjust(
             _graph_features(graph, info, scores, chunks)
     if not QueryPriors(info.text).asks_for_declarations:
         _declarations_below_implementations(scores, chunks)
+        delegates_below_targets(scores, chunks)
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
