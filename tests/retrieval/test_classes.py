@@ -58,15 +58,32 @@ def test_only_methods_of_high_ranked_classes_gain() -> None:
         (chunks["LazyTarget.convert"], 0.7),
         (chunks["LazyTarget.describe"], 0.5),
     ]
-    lifted = members_of_strong_owners(ranked, weight=0.25)
+    lifted = members_of_strong_owners(ranked, weight=0.25, owner_share=1.0)
     assert [c.symbol for c, _ in lifted] == [
         "LazyTarget",
         "LazyTarget.convert",  # 0.7 + 0.25
         "copy_handle",
         "LazyTarget.describe",  # 0.5 + 0.25 < 0.8
     ]
-    # A class outside the first `within` results lifts nothing.
+    # A class outside the first `within` results lifts nothing, and keeps its score.
     assert members_of_strong_owners(ranked[1:] + ranked[:1], within=2) == ranked[1:] + ranked[:1]
+
+
+def test_the_owner_gives_way_to_its_members() -> None:
+    """The class chunk is a skeleton of what its methods do: among the first results it
+    keeps `owner_share` of its score, below the method that does the work."""
+    chunks = {c.symbol: c for c in chunk_source("types.py", TYPES)}
+    ranked = [
+        (chunks["LazyTarget"], 1.0),
+        (chunks["LazyTarget.convert"], 0.7),
+        (chunks["copy_handle"], 0.6),
+    ]
+    lifted = members_of_strong_owners(ranked, weight=0.25, owner_share=0.75)
+    assert [(c.symbol, round(s, 3)) for c, s in lifted] == [
+        ("LazyTarget.convert", 0.95),  # 0.7 + 0.25 x the owner's own score
+        ("LazyTarget", 0.75),
+        ("copy_handle", 0.6),
+    ]
 
 
 ADAPTERS = '''
@@ -133,7 +150,8 @@ def test_a_strong_module_chunk_lifts_its_top_level_functions_only() -> None:
     other = next(c for c in chunk_source("types.py", TYPES) if c.symbol == "copy_handle")
     ranked = [(module, 1.0), (other, 0.8), (chunks["content_rule"], 0.7)]
     lifted = members_of_strong_owners(ranked, weight=0.25)
-    assert [c.symbol for c, _ in lifted] == [module.symbol, "content_rule", "copy_handle"]
+    # content_rule 0.7 + 0.25; the module keeps 0.75 of its 1.0, under copy_handle's 0.8.
+    assert [c.symbol for c, _ in lifted] == ["content_rule", "copy_handle", module.symbol]
 
 
 VIPER_STRUCT = """package viper
