@@ -28,10 +28,11 @@ from __future__ import annotations
 import re
 
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.retrieval.priors import DECLARATION_PRIOR
 
 # A delegate's score at most this share of its own once its target is a candidate: the
-# prior a declaration gets (`priors.DECLARATION_PRIOR`).
-DELEGATE_SHARE = 0.5
+# prior a declaration gets.
+DELEGATE_SHARE = DECLARATION_PRIOR
 # Lines that say nothing: comments, and a Python docstring's lines.
 _COMMENT_LINE = re.compile(r"^\s*(?://|#|/\*|\*)")
 _DOCSTRING = re.compile(r'("""|\'\'\')[\s\S]*?\1')
@@ -51,7 +52,8 @@ def forwards_to(chunk: Chunk) -> str | None:
     """The name a top-level function only forwards to, when it is its own name; else None."""
     if chunk.kind != "function" or "." in chunk.symbol or chunk.declaration:
         return None
-    if len(chunk.text) > _MAX_CHARS:
+    # Cheap tests first (a search reads every candidate): short, and its name said twice.
+    if len(chunk.text) > _MAX_CHARS or chunk.text.count(chunk.name) < 2:
         return None
     text = _DOCSTRING.sub("", chunk.text) if chunk.language == "python" else chunk.text
     lines = [line for line in text.split("\n") if line.strip() and not _COMMENT_LINE.match(line)]
@@ -68,9 +70,8 @@ def forwards_to(chunk: Chunk) -> str | None:
 
 
 def delegates_below_targets(scores: dict[str, float], chunks: dict[str, Chunk]) -> None:
-    """Moves each delegate whose target (a method or function of the same name that is no
-    delegate) is a candidate just below the best such target, and to at most
-    `DELEGATE_SHARE` of its own score. In place."""
+    """Moves each delegate whose target (a method of the same name) is a candidate just
+    below the best such target, and to at most `DELEGATE_SHARE` of its own score. In place."""
     delegates = {doc: name for doc, chunk in chunks.items() if (name := forwards_to(chunk))}
     if not delegates:
         return
@@ -78,9 +79,9 @@ def delegates_below_targets(scores: dict[str, float], chunks: dict[str, Chunk]) 
     targets: dict[str, float] = {}
     for doc, score in scores.items():
         chunk = chunks.get(doc)
-        if chunk is None or doc in delegates or chunk.declaration or chunk.name not in wanted:
+        if chunk is None or chunk.kind != "method" or chunk.declaration:
             continue
-        if chunk.kind == "method":
+        if chunk.name in wanted:
             targets[chunk.name] = max(targets.get(chunk.name, score), score)
     for doc, name in delegates.items():
         ceiling = targets.get(name)
