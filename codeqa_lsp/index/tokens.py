@@ -182,6 +182,13 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=64)
+def token_set(text: str) -> frozenset[str]:
+    """The distinct tokens of `text`, cached: one search asks for its query's in several
+    steps (the priors, twice; expansion; feedback; compounds; spelled names)."""
+    return frozenset(tokenize(text))
+
+
 def name_parts(name: str) -> list[str]:
     """The words of a name (`registerTypeAdapterFactory` → register, type, adapter,
     factory): `tokenize` gives the whole compound first, then its parts."""

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.stems import STEMMER
-from codeqa_lsp.index.tokens import STOPWORDS, name_parts, tokenize
+from codeqa_lsp.index.tokens import STOPWORDS, name_parts, token_set, tokenize
 from codeqa_lsp.retrieval.query import QueryInfo
 
 # A compound's lift, as a share of the best fused score (see the module docstring).
@@ -53,7 +53,7 @@ def compound_ids(identifiers: Sequence[str], query: str, chunks: Iterable[Chunk]
     if not names:
         return set()
     named_tokens = {t for n in names for t in tokenize(n)}
-    words = [t for t in tokenize(query) if t not in STOPWORDS and t not in named_tokens]
+    words = [t for t in token_set(query) if t not in STOPWORDS and t not in named_tokens]
     if not words:
         return set()
     wanted = _stems(words)

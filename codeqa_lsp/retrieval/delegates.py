@@ -7,7 +7,8 @@ JavaScript modules do the same. Such a function repeats its target's name, param
 often its doc comment, so it matches a question as well as the method that does the work, and
 the pair takes two of the top five. Like a declaration (`graph._declarations_below_
 implementations`), a delegate whose target is also a candidate goes just below it, and at
-most to half its own score: the places after the target are for other code.
+most to half its own score: the places after the target are for other code
+(`graph.delegates_below_targets`, beside the declarations' rule).
 
 The target must be a method. A function of the same name elsewhere is not reliably the
 target: CoSQA's snippets forward to library functions (`def dumps(obj): return
@@ -67,25 +68,3 @@ def forwards_to(chunk: Chunk) -> str | None:
         return None
     match = _FORWARD.match(body[0])
     return chunk.name if match and match.group(1) == chunk.name else None
-
-
-def delegates_below_targets(scores: dict[str, float], chunks: dict[str, Chunk]) -> None:
-    """Moves each delegate whose target (a method of the same name) is a candidate just
-    below the best such target, and to at most `DELEGATE_SHARE` of its own score. In place."""
-    delegates = {doc: name for doc, chunk in chunks.items() if (name := forwards_to(chunk))}
-    if not delegates:
-        return
-    wanted = set(delegates.values())
-    targets: dict[str, float] = {}
-    for doc, score in scores.items():
-        chunk = chunks.get(doc)
-        if chunk is None or chunk.kind != "method" or chunk.declaration:
-            continue
-        if chunk.name in wanted:
-            targets[chunk.name] = max(targets.get(chunk.name, score), score)
-    for doc, name in delegates.items():
-        ceiling = targets.get(name)
-        if ceiling is not None and doc in scores:
-            score = scores[doc]
-            below = ceiling - 1e-6 * max(abs(ceiling), 1e-9)
-            scores[doc] = min(score * DELEGATE_SHARE, below) if score > 0 else score

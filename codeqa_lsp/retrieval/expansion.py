@@ -43,7 +43,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from codeqa_lsp.index.tokens import STOPWORDS, tokenize
+from codeqa_lsp.index.tokens import STOPWORDS, token_set, tokenize
 
 # Added BM25 score = EXPANSION_WEIGHT × the expansion query's BM25 score (1.0 makes it one
 # BM25 query over both sets of terms). Measured: see `search.py` where it is used.
@@ -67,7 +67,7 @@ def expansion_terms(query: str) -> list[str]:
     table = vocabulary()
     longest = max((len(p.split()) for p in table), default=0)
     words = [w.lower() for w in _WORD.findall(query)]
-    own = set(tokenize(query))
+    own = token_set(query)
     found: dict[str, None] = {}
     for size in range(longest, 0, -1):
         for start in range(len(words) - size + 1):

@@ -57,7 +57,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.index.tokens import STOPWORDS, tokenize
+from codeqa_lsp.index.tokens import STOPWORDS, token_set, tokenize
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def feedback_terms(
     """The words of the first `feedback.chunks` dense results that are frequent in them and
     rare in the index (tf x idf; `counts(terms)` gives the files holding each term and the
     number of files), minus the query's own words; best first, at most `feedback.terms`."""
-    own = set(tokenize(query))
+    own = token_set(query)
     weights: dict[str, float] = {}
     for chunk in dense[: feedback.chunks]:
         words = [

@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.callgraph import Definition, Resolver, calls_of, imports_of
-from codeqa_lsp.retrieval.delegates import delegates_below_targets
+from codeqa_lsp.retrieval.delegates import DELEGATE_SHARE, forwards_to
 from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.query import QueryInfo
 
@@ -244,16 +244,48 @@ def _graph_features(
 
 
 def _declarations_below_implementations(scores: dict[str, float], chunks: dict[str, Chunk]) -> None:
-    implementations: dict[str, float] = {}
-    for doc, score in scores.items():
-        chunk = chunks.get(doc)
-        if chunk is not None and not chunk.declaration and chunk.kind != "module":
-            name = chunk.name
-            implementations[name] = max(implementations.get(name, score), score)
+    implementations = _best_by_name(
+        scores, chunks, lambda c: not c.declaration and c.kind != "module"
+    )
     for doc, score in scores.items():
         chunk = chunks.get(doc)
         if chunk is None or not chunk.declaration or chunk.kind == "module":
             continue
         ceiling = implementations.get(chunk.name)
         if ceiling is not None and score >= ceiling:
-            scores[doc] = ceiling - 1e-6 * max(abs(ceiling), 1e-9)
+            scores[doc] = _just_below(ceiling)
+
+
+def delegates_below_targets(scores: dict[str, float], chunks: dict[str, Chunk]) -> None:
+    """Moves each delegate (`delegates.forwards_to`) whose target, a method of the same name,
+    is a candidate just below the best such target, and to at most `DELEGATE_SHARE` of its
+    own score. In place."""
+    delegates = {doc: name for doc, chunk in chunks.items() if (name := forwards_to(chunk))}
+    if not delegates:
+        return
+    wanted = set(delegates.values())
+    targets = _best_by_name(
+        scores, chunks, lambda c: c.kind == "method" and not c.declaration and c.name in wanted
+    )
+    for doc, name in delegates.items():
+        ceiling = targets.get(name)
+        if ceiling is not None and doc in scores:
+            score = scores[doc]
+            scores[doc] = min(score * DELEGATE_SHARE, _just_below(ceiling)) if score > 0 else score
+
+
+def _best_by_name(
+    scores: dict[str, float], chunks: dict[str, Chunk], counts: Callable[[Chunk], bool]
+) -> dict[str, float]:
+    """The best score per definition name among the candidates that `counts`."""
+    best: dict[str, float] = {}
+    for doc, score in scores.items():
+        chunk = chunks.get(doc)
+        if chunk is not None and counts(chunk):
+            best[chunk.name] = max(best.get(chunk.name, score), score)
+    return best
+
+
+def _just_below(ceiling: float) -> float:
+    """A score just under `ceiling`, so the moved chunk follows the one it depends on."""
+    return ceiling - 1e-6 * max(abs(ceiling), 1e-9)

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from codeqa_lsp.chunking.languages import DOC_LANGUAGES, language_for_path
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.index.tokens import tokenize
+from codeqa_lsp.index.tokens import token_set
 
 # Multipliers on the fused score (which is >= 0 for the normalized fusion methods).
 TEST_PRIOR = 0.6
@@ -250,7 +250,7 @@ class QueryPriors:
             self.asks_for_declarations = self.asks_for_types = False
             self.declaration = DECLARATION_PRIOR
             return
-        words = set(tokenize(query))
+        words = token_set(query)
         history = bool(words & _HISTORY_WORDS or _ASKS_FOR_A_VERSION.search(query))
         self.factors = {
             "source": 1.0,

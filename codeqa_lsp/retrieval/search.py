@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Literal
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters, chunk_passes
-from codeqa_lsp.index.tokens import query_terms, tokenize
+from codeqa_lsp.index.tokens import query_terms, token_set
 from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.bound import users_before_bindings, with_bound_users
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
@@ -179,7 +179,7 @@ class HybridSearcher:
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 writers = holders if literals.pasted else frozenset()
                 ranked = members_of_strong_owners(ranked, writers=writers)
-                asked = frozenset(tokenize(query))
+                asked = token_set(query)
                 ranked, kept = enclosers_placed(ranked, definitions, holders, asked)
             ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.chunking.model import Chunk
-from codeqa_lsp.retrieval.delegates import delegates_below_targets, forwards_to
+from codeqa_lsp.retrieval.delegates import forwards_to
+from codeqa_lsp.retrieval.graph import delegates_below_targets
 from tests.retrieval.searchers import hash_searcher
 
 # viper's shape: a default instance, package functions forwarding to its methods.
