@@ -11,7 +11,7 @@ The pipeline for one query:
    apply the path priors (`priors.py`: tests and changelogs rarely answer a question);
 4. class- and module-level evidence: the members of a class or file that ranks high gain
    (`classes.py`); a nested function's enclosing function just above it, and the nested
-   one folded into it (`enclosing.py`);
+   one folded into it (`enclosing.py`); a setter's reader above it (`setters.py`);
 5. exact-symbol fast path (`named.py`): definitions the query names (constants too,
    `constants.py`) are put first for a navigation query (`where is parse_args`) and boosted for
    a question that mentions them, as are definitions named after what the question does to them
@@ -68,6 +68,7 @@ from codeqa_lsp.retrieval.rerank import (
     normalized_files,
     rerank,
 )
+from codeqa_lsp.retrieval.setters import readers_lead_setters
 from codeqa_lsp.retrieval.uses import Used, asks_for_uses, uses_led, with_subject
 
 if TYPE_CHECKING:
@@ -179,8 +180,8 @@ class HybridSearcher:
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 writers = holders if literals.pasted else frozenset()
                 ranked = members_of_strong_owners(ranked, writers=writers)
-                asked = token_set(query)
-                ranked, kept = enclosers_placed(ranked, definitions, holders, asked)
+                ranked, kept = enclosers_placed(ranked, definitions, holders, token_set(query))
+                ranked = ranked if literals.pasted else readers_lead_setters(ranked, query)
             ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:
                 ranked = named_first(ranked, exact_ids, info.identifiers)
