@@ -242,7 +242,11 @@ def chunk_kind(chunk: Chunk) -> str:
 class QueryPriors:
     """The multipliers for one query (the query decides which priors are switched off)."""
 
-    def __init__(self, query: str, long_query: bool = False) -> None:
+    def __init__(self, query: str, long_query: bool = False, output: bool = False) -> None:
+        """`output`: the query is what a program printed (a pasted message, `literals.py`);
+        its words ask for nothing: env_logger's `invalid logging spec '...'` says "spec" and
+        is no question about specs (user pass, not an evaluation set: the tests asserting the
+        message took the first places, `parse_spec` that writes it was 7th)."""
         if long_query:
             # A pasted issue or traceback is not *asking for* tests or docs even when it says
             # "test" ten times (every pytest issue does); the fix is in the library code.
@@ -250,8 +254,10 @@ class QueryPriors:
             self.asks_for_declarations = self.asks_for_types = False
             self.declaration = DECLARATION_PRIOR
             return
-        words = token_set(query)
-        history = bool(words & _HISTORY_WORDS or _ASKS_FOR_A_VERSION.search(query))
+        words = frozenset() if output else token_set(query)
+        history = bool(words & _HISTORY_WORDS) or (
+            not output and bool(_ASKS_FOR_A_VERSION.search(query))
+        )
         self.factors = {
             "source": 1.0,
             "test": 1.0 if words & _TEST_WORDS else TEST_PRIOR,

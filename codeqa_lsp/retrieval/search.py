@@ -398,7 +398,7 @@ class HybridSearcher:
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
         if arms.long_query and literals:  # one long pasted line (see `search`)
             weights = replace(weights, literal=SHORT_QUERY_WEIGHTS.literal)
-        priors = QueryPriors(query, long_query=arms.long_query)
+        priors = QueryPriors(query, long_query=arms.long_query, output=literals.pasted)
         # Short questions want a definition: the file term counts only the rest of its file
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})

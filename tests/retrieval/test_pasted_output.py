@@ -345,3 +345,81 @@ def test_a_lower_case_line_opening_like_an_error_is_output() -> None:
     # Prose with a colon is still a question, as is a question opening with an error word.
     assert not find_literals("the error: handling of retries is odd", []).messages
     assert not find_literals("invalid input: how is it reported?", []).messages
+
+
+ENV_FILTER = {
+    "src/parser.rs": """
+/// Parses a logging spec such as `app=debug/regex`.
+pub(crate) fn parse_spec(spec: &str) -> ParseResult {
+    let mut result = ParseResult::default();
+    let mut parts = spec.split('/');
+    let mods = parts.next();
+    let filter = parts.next();
+    if parts.next().is_some() {
+        result.add_error(format!("invalid logging spec '{spec}' (too many '/'s)"));
+        return result;
+    }
+    if let Some(m) = mods {
+        for s in m.split(',').map(|ss| ss.trim()) {
+            if s.is_empty() {
+                continue;
+            }
+            let mut parts = s.split('=');
+            let (log_level, name) =
+                match (parts.next(), parts.next().map(|s| s.trim()), parts.next()) {
+                    (Some(part0), None, None) => match part0.parse() {
+                        Ok(num) => (num, None),
+                        Err(_) => (LevelFilter::max(), Some(part0)),
+                    },
+                    (Some(part0), Some(""), None) => (LevelFilter::max(), Some(part0)),
+                    (Some(part0), Some(part1), None) => match part1.parse() {
+                        Ok(num) => (num, Some(part0)),
+                        _ => {
+                            result.add_error(format!("invalid logging spec '{part1}'"));
+                            continue;
+                        }
+                    },
+                    _ => {
+                        result.add_error(format!("invalid logging spec '{s}'"));
+                        continue;
+                    }
+                };
+            result.add_directive(Directive { name: name.map(|s| s.to_owned()), level: log_level });
+        }
+    }
+    if let Some(filter) = filter {
+        match FilterOp::new(filter) {
+            Ok(filter_op) => result.set_filter(filter_op),
+            Err(err) => result.add_error(format!("invalid regex filter - {err}")),
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_spec;
+
+    #[test]
+    fn parse_spec_with_multiple_filters() {
+        let result = parse_spec("debug/abc/a.c");
+        assert_eq!(result.errors[0], "invalid logging spec 'debug/abc/a.c' (too many '/'s)");
+    }
+
+    #[test]
+    fn parse_spec_with_too_many_slashes() {
+        let result = parse_spec("info/x/y");
+        assert_eq!(result.errors[0], "invalid logging spec 'info/x/y' (too many '/'s)");
+    }
+}
+""",
+}
+
+
+def test_the_words_of_a_pasted_message_do_not_ask_for_tests(tmp_path: Path) -> None:
+    """A message that says "spec" is output, not a question about specs: the tests asserting
+    it stay below the function writing it (env_logger; user pass, not an evaluation set)."""
+    pasted = "warning: invalid logging spec 'app=debug/foo/bar' (too many '/'s), ignoring it"
+    with hash_searcher(tmp_path, ENV_FILTER) as searcher:
+        hits = searcher.search(pasted, top_k=3).hits
+    assert hits[0].chunk.symbol == "parse_spec"

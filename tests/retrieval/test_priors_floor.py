@@ -8,7 +8,7 @@ import pytest
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.floor import dense_floor, judge
-from codeqa_lsp.retrieval.priors import QueryPriors, chunk_kind, path_kind
+from codeqa_lsp.retrieval.priors import TEST_PRIOR, QueryPriors, chunk_kind, path_kind
 from tests.chunks import chunk_of
 
 
@@ -177,3 +177,12 @@ def test_the_changelog_is_asked_for_by_a_release_not_by_the_word_version(
 ) -> None:
     entry = _chunk("CHANGELOG.md", symbol="Changelog > 3.0.0")
     assert (QueryPriors(question).factor(entry) == 1.0) is asks_for_history
+
+
+def test_the_words_of_program_output_ask_for_nothing() -> None:
+    said = "invalid logging spec 'app=debug/foo/bar' (too many '/'s) in changelog"
+    assert QueryPriors(said).factors["test"] == 1.0  # asked by the user: "spec"
+    assert QueryPriors(said).factors["changelog"] == 1.0
+    printed = QueryPriors(said, output=True).factors  # printed by the program
+    assert printed["test"] == TEST_PRIOR
+    assert printed["changelog"] < 1.0
