@@ -12,6 +12,7 @@ import re
 from codeqa_lsp.chunking.languages import parser_for
 
 _BLANK = re.compile(rb"[^\n]")
+_PUNCTUATION_ONLY = re.compile(r"^[\s{}()\[\];,]*$")
 
 
 def code_only(text: str, language: str) -> str:
@@ -33,3 +34,12 @@ def code_only(text: str, language: str) -> str:
         else:
             stack.extend(node.children)
     return data.decode("utf-8", "replace")
+
+
+def code_lines(text: str, language: str) -> list[str]:
+    """The lines of `text` that hold code once comments and strings are blanked: a doc
+    comment, a docstring and a closing brace are no line of code (a setter's body, a thin
+    method's one statement)."""
+    return [
+        line for line in code_only(text, language).splitlines() if not _PUNCTUATION_ONLY.match(line)
+    ]

@@ -214,8 +214,17 @@ def adjust(
             _graph_features(graph, info, scores, chunks)
     if not QueryPriors(info.text).asks_for_declarations:
         _declarations_below_implementations(scores, chunks)
-        delegates_below_targets(scores, chunks)
     return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def delegates_placed(ranked: Sequence[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:
+    """`ranked` (the second stage's) with each delegate below its target
+    (`delegates_below_targets`): after the priors, which weigh a thin target less than its
+    delegate, a top-level function."""
+    scores = {chunk.id: score for chunk, score in ranked}
+    chunks = {chunk.id: chunk for chunk, _ in ranked}
+    delegates_below_targets(scores, chunks)
+    return [(chunks[doc], score) for doc, score in sorted(scores.items(), key=lambda i: -i[1])]
 
 
 def _graph_features(

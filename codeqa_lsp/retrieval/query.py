@@ -56,6 +56,10 @@ _NAMED_KIND = re.compile(rf"\b([A-Z][\w$]*)\s+({_KIND})\b|\b({_KIND})\s+([A-Z][\
 # ("where is parse_args defined" → 0 others once stopwords go). Longer questions mention
 # identifiers as context; for them a named definition is boosted, not forced first.
 NAVIGATION_MAX_OTHER_TERMS = 2
+# "how do I ...", "how can I ...", "how to ...": a question whose answer is an API to call.
+_HOW_TO = re.compile(
+    r"\s*(?:how\s+(?:do|can|should|would)\s+(?:i|we|you)|how\s+to|can\s+i)\b", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,12 @@ class QueryInfo:
     @property
     def is_navigation(self) -> bool:
         return bool(self.identifiers) and len(self.other_terms) <= NAVIGATION_MAX_OTHER_TERMS
+
+
+def asks_how_to(text: str) -> bool:
+    """Whether the question asks how to do something (the API) rather than how something
+    works (the implementation)."""
+    return bool(_HOW_TO.match(text))
 
 
 def looks_like_identifier(word: str) -> bool:

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.mentions import Evidence
-from codeqa_lsp.retrieval.priors import QueryPriors
+from codeqa_lsp.retrieval.priors import THIN_WITHIN, QueryPriors
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,10 @@ def rerank(
         )
         for chunk, fused in candidates
     ]
+    order = sorted(range(len(scored)), key=lambda i: -scored[i][1])
+    for i in order[:THIN_WITHIN]:  # a thin accessor below the code doing the work
+        chunk, value = scored[i]
+        scored[i] = (chunk, value * priors.thin_factor(chunk))
     order = sorted(range(len(scored)), key=lambda i: -scored[i][1])
     return [scored[i] for i in order]
 

@@ -8,7 +8,7 @@ The pipeline for one query:
    question's BM25 arm adds the code-vocabulary terms of its phrases (`expansion.py`) and,
    once the dense arm has answered, the words of its first chunks (`feedback.py`);
 3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
-   apply the path priors (`priors.py`: tests and changelogs rarely answer a question);
+   apply the priors (`priors.py`: tests, changelogs and thin accessors rarely answer);
 4. class- and module-level evidence: the members of a class or file that ranks high gain
    (`classes.py`); a nested function's enclosing function just above it, and the nested
    one folded into it (`enclosing.py`); a setter's reader above it (`setters.py`);
@@ -398,7 +398,9 @@ class HybridSearcher:
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
         if arms.long_query and literals:  # one long pasted line (see `search`)
             weights = replace(weights, literal=SHORT_QUERY_WEIGHTS.literal)
-        priors = QueryPriors(query, long_query=arms.long_query, output=literals.pasted)
+        priors = QueryPriors(
+            query, arms.long_query, output=literals.pasted, any_size=asks_for_uses(query)
+        )
         # Short questions want a definition: the file term counts only the rest of its file
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})
@@ -414,6 +416,8 @@ class HybridSearcher:
         candidates, held = bound.candidates, bound.credit  # where it is raised (`bound.py`)
         raised = frozenset(literals.raised)  # error classes below the code raising them
         ranked = rerank(candidates, files, evidence, priors, weights, sizes, held, raised)
+        if not priors.asks_for_declarations:  # a delegate below its target, priors applied
+            ranked = structure.delegates_placed(ranked)
         return users_before_bindings(ranked, bound.links), frozenset(held)
 
     def _short_weights(self, arms: _Arms) -> Weights:

@@ -32,8 +32,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from codeqa_lsp.chunking.code_text import code_only
+from codeqa_lsp.chunking.code_text import code_lines
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.retrieval.query import asks_how_to
 
 # Setters looked for among the first results; readers among the first CANDIDATES.
 WITHIN = 5
@@ -59,11 +60,6 @@ _OWN = frozenset({"self", "this", "cls", "@"})
 # (`return func(v *Validate) { v.privateFieldValidation = true }`).
 _GO_RECEIVER = re.compile(r"\bfunc\s*\(\s*(\w+)\s+\*?[\w.]+\s*\)")
 _SETTER_PREFIX = re.compile(r"^(?:set|with)(?=[A-Z_])|^(?:set|with)_", re.IGNORECASE)
-# "how do I ...", "how can I ...", "how to ...": the API is the answer, the setter first.
-_HOW_TO = re.compile(
-    r"\s*(?:how\s+(?:do|can|should|would)\s+(?:i|we|you)|how\s+to|can\s+i)\b", re.I
-)
-_PUNCTUATION_ONLY = re.compile(r"^[\s{}()\[\];,]*$")
 
 
 def _normal(name: str) -> str:
@@ -71,16 +67,11 @@ def _normal(name: str) -> str:
     return re.sub(r"^(?:m_|_+)", "", name).replace("_", "").lower()
 
 
-def _code_lines(chunk: Chunk) -> list[str]:
-    code = code_only(chunk.text, chunk.language)
-    return [line for line in code.splitlines() if not _PUNCTUATION_ONLY.match(line)]
-
-
 def set_field(chunk: Chunk) -> str | None:
     """The field a short setter named after it assigns, or None."""
     if chunk.kind not in _FUNCTIONS or chunk.declaration:
         return None
-    lines = _code_lines(chunk)
+    lines = code_lines(chunk.text, chunk.language)
     body = lines[1:]
     if not body or len(body) > MAX_SETTER_LINES:
         return None
@@ -108,7 +99,7 @@ def _reads(chunk: Chunk, field: str, pattern: re.Pattern[str]) -> bool:
     name = _normal(chunk.symbol.rsplit(".", 1)[-1])
     if _normal(field) in name:  # the getter, or another setter of it
         return False
-    lines = _code_lines(chunk)
+    lines = code_lines(chunk.text, chunk.language)
     return len(lines) > MIN_READER_LINES and any(pattern.search(line) for line in lines[1:])
 
 
@@ -118,7 +109,7 @@ def readers_lead_setters(
     """`ranked` with the best reader of each top setter's field moved just above it, or just
     below it when the question asks how to do something."""
     out = list(ranked)
-    how_to = bool(_HOW_TO.match(query))
+    how_to = asks_how_to(query)
     for chunk, score in list(out[:WITHIN]):
         field = set_field(chunk)
         if field is None:
