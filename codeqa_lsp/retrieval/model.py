@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -38,3 +39,35 @@ class SearchResponse:
     confident: bool = False
     coverage: float = 1.0  # share of chunks embedded when the query ran
     reason: str = ""  # why not confident, for the user and for logs
+
+
+def search_hits(
+    ranked: Sequence[tuple[Chunk, float]],
+    bm25: Sequence[tuple[Chunk, float]],
+    dense: Sequence[tuple[Chunk, float]] | None,
+    cosines: Mapping[str, float],
+    exact_ids: set[str],
+    used: Mapping[str, tuple[int, ...]],
+) -> list[SearchHit]:
+    """The hits of a final ranking, each with its rank and score in either arm (a chunk the
+    dense arm did not return keeps its cosine, when it was computed), whether the query named
+    it, and the lines of its uses."""
+    bm25_of = {c.id: (rank, s) for rank, (c, s) in enumerate(bm25, 1)}
+    dense_of = {c.id: (rank, s) for rank, (c, s) in enumerate(dense or [], 1)}
+    hits = []
+    for chunk, score in ranked:
+        b_rank, b_score = bm25_of.get(chunk.id, (None, None))
+        d_rank, d_score = dense_of.get(chunk.id, (None, cosines.get(chunk.id)))
+        hits.append(
+            SearchHit(
+                chunk=chunk,
+                score=float(score),
+                bm25_rank=b_rank,
+                bm25_score=b_score,
+                dense_rank=d_rank,
+                dense_score=d_score,
+                exact_symbol=chunk.id in exact_ids,
+                use_lines=used.get(chunk.id, ()),
+            )
+        )
+    return hits

@@ -49,7 +49,7 @@ from codeqa_lsp.retrieval.fusion import FusionConfig, added_scores, fuse, fusion
 from codeqa_lsp.retrieval.issue_text import strip_boilerplate
 from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, literal_scores
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
-from codeqa_lsp.retrieval.model import SearchHit, SearchResponse
+from codeqa_lsp.retrieval.model import SearchResponse, search_hits
 from codeqa_lsp.retrieval.named import Definitions, named_definitions, named_first, with_named
 from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.project import name_terms, text_without_name
@@ -193,7 +193,7 @@ class HybridSearcher:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
             ranked, exact_ids = [(chunk, score) for chunk, score in chosen], set()
 
-        hits = _hits(ranked[:top_k], arms, exact_ids, used)
+        hits = search_hits(ranked[:top_k], arms.bm25, arms.dense, arms.cosines, exact_ids, used)
         held_first = bool(ranked) and ranked[0][0].id in holders
         verdict = self._verdict(query, arms, mode, ranked, named_exists, held_first)
         if not hits:
@@ -484,27 +484,3 @@ def _passing(
     ranked: Sequence[tuple[Chunk, float]], filters: SearchFilters | None
 ) -> list[tuple[Chunk, float]]:
     return [(c, s) for c, s in ranked if chunk_passes(c, filters)]
-
-
-def _hits(
-    ranked: Sequence[tuple[Chunk, float]], arms: _Arms, exact_ids: set[str], used: Used
-) -> list[SearchHit]:
-    bm25 = {c.id: (rank, s) for rank, (c, s) in enumerate(arms.bm25, 1)}
-    dense = {c.id: (rank, s) for rank, (c, s) in enumerate(arms.dense or [], 1)}
-    hits = []
-    for chunk, score in ranked:
-        b_rank, b_score = bm25.get(chunk.id, (None, None))
-        d_rank, d_score = dense.get(chunk.id, (None, arms.cosines.get(chunk.id)))
-        hits.append(
-            SearchHit(
-                chunk=chunk,
-                score=float(score),
-                bm25_rank=b_rank,
-                bm25_score=b_score,
-                dense_rank=d_rank,
-                dense_score=d_score,
-                exact_symbol=chunk.id in exact_ids,
-                use_lines=used.get(chunk.id, ()),
-            )
-        )
-    return hits
