@@ -8,6 +8,7 @@ doc comment (`// retrieve it by calling cmd.Context()`) or in a message is not a
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from codeqa_lsp.chunking.languages import parser_for
 
@@ -36,10 +37,10 @@ def code_only(text: str, language: str) -> str:
     return data.decode("utf-8", "replace")
 
 
-def code_lines(text: str, language: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def code_lines(text: str, language: str) -> tuple[str, ...]:
     """The lines of `text` that hold code once comments and strings are blanked: a doc
     comment, a docstring and a closing brace are no line of code (a setter's body, a thin
-    method's one statement)."""
-    return [
-        line for line in code_only(text, language).splitlines() if not _PUNCTUATION_ONLY.match(line)
-    ]
+    method's one statement). Cached: a search reads the same candidates' lines twice."""
+    lines = code_only(text, language).splitlines()
+    return tuple(line for line in lines if not _PUNCTUATION_ONLY.match(line))

@@ -69,7 +69,7 @@ def _normal(name: str) -> str:
 
 def set_field(chunk: Chunk) -> str | None:
     """The field a short setter named after it assigns, or None."""
-    if chunk.kind not in _FUNCTIONS or chunk.declaration:
+    if chunk.kind not in _FUNCTIONS or chunk.declaration or "=" not in chunk.text:
         return None
     lines = code_lines(chunk.text, chunk.language)
     body = lines[1:]
@@ -94,8 +94,8 @@ def set_field(chunk: Chunk) -> str | None:
 
 
 def _reads(chunk: Chunk, field: str, pattern: re.Pattern[str]) -> bool:
-    if chunk.kind not in _FUNCTIONS or chunk.declaration:
-        return False
+    if chunk.kind not in _FUNCTIONS or chunk.declaration or field not in chunk.text:
+        return False  # the text is read before it is parsed
     name = _normal(chunk.symbol.rsplit(".", 1)[-1])
     if _normal(field) in name:  # the getter, or another setter of it
         return False
