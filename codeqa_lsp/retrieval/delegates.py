@@ -8,7 +8,8 @@ often its doc comment, so it matches a question as well as the method that does 
 the pair takes two of the top five. Like a declaration (`graph._declarations_below_
 implementations`), a delegate whose target is also a candidate goes just below it, and at
 most to half its own score: the places after the target are for other code
-(`graph.delegates_below_targets`, beside the declarations' rule).
+(`graph.delegates_below_targets`, applied to the second stage's ranking by
+`graph.delegates_placed`, after the priors: a thin target weighs less than its delegate).
 
 The target must be a method. A function of the same name elsewhere is not reliably the
 target: CoSQA's snippets forward to library functions (`def dumps(obj): return

@@ -14,10 +14,12 @@ fused top ~150 chunks:
 * `frame`: the chunk defines a function a traceback frame names (last frame strongest);
 * `literal`: the chunk holds a message the query quotes, or raises the error it names
   (`literals.py`);
-* the path prior (`priors.py`: tests, examples, changelogs, docs down unless asked for).
+* the path prior (`priors.py`: tests, examples, changelogs, docs down unless asked for);
+  then, for the first `priors.THIN_WITHIN` by that score, the thin-method prior (an accessor
+  or a one-line forward, `priors.is_thin`).
 
     score = (fused + W_FILE·file + W_MENTION·mention + W_FRAME·frame + W_LITERAL·literal)
-            × prior
+            × prior [× thin]
 
 The weights were set by hand and checked on every set (bench/quality.py, bench/swebench.py;
 numbers in the constants' comments), not fitted: a handful of weights over features that
