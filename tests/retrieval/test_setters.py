@@ -149,3 +149,48 @@ def test_the_code_that_behaves_leads_the_setter_that_documents_it(tmp_path: Path
         api = [h.chunk.symbol for h in searcher.search(how_to, top_k=3).hits]
     assert behaves[:2] == ["Walker.next", "Walker.ContentsFirst"]
     assert api[:2] == ["Walker.ContentsFirst", "Walker.next"]
+
+
+GSON = {
+    "src/Builder.java": """
+public final class Builder {
+  /** Writes NaN and the infinities as their names instead of failing. */
+  public Builder specialFloats(boolean specialFloats) {
+    this.specialFloats = specialFloats;
+    return this;
+  }
+}
+""",
+    "src/FloatWriter.java": """
+final class FloatWriter {
+  void write(JsonWriter out, double value) {
+    if (!specialFloats && (Double.isNaN(value) || Double.isInfinite(value))) {
+      throw new IllegalArgumentException(value + " is not a valid double value");
+    }
+    out.value(value);
+  }
+}
+""",
+    "src/test/FloatTest.java": """
+public class FloatTest {
+  public void testNaN() {
+    Builder builder = new Builder().specialFloats(true);
+    String json = builder.create().toJson(Double.NaN);
+    assertEquals("NaN", json);
+  }
+}
+""",
+}
+
+
+def test_a_test_using_the_option_is_no_reader() -> None:
+    """The test calls the setter by the field's name; the code behaving by the field leads."""
+    chunks = {c.symbol: c for path, text in GSON.items() for c in chunk_source(path, text)}
+    setter, test = chunks["Builder.specialFloats"], chunks["FloatTest.testNaN"]
+    ranked = [(setter, 1.0), (test, 0.9), (chunks["FloatWriter.write"], 0.5)]
+    moved = readers_lead_setters(ranked, "how are NaN values written?")
+    assert [c.symbol for c, _ in moved] == [
+        "FloatWriter.write",
+        "Builder.specialFloats",
+        "FloatTest.testNaN",
+    ]
