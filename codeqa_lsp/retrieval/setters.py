@@ -22,10 +22,11 @@ name is no reader (the tryout's gson question about NaN had lost its first place
 Measured (2026-11-27, local, same session; every user pass, 1,400 blind probes over 133
 repositories, first / top 5): 685 / 1,125 -> 702 / 1,132 (the reader always below its
 setter: 685 / 1,132); 40 probes move, 15 of them down, each by one place, under a reader
-moved above them. The 100 questions (local and hash, every arm), the tryout and CoSQA rank
-identically; `WITHIN` 3 gives the same. Before a setter had to set its own object's field,
-CoSQA's `disable_stdout_buffering` (`sys.stdout = ...`) counted as one and "python disable
-output buffer" lost its first place (0.5997 -> 0.5990).
+moved above them. The 100 questions (local and hash, every arm) and CoSQA rank identically;
+the tryout's two linenoise completion questions 2 -> 1 (`completeLine` reads the callback
+`linenoiseSetCompletionCallback` sets); `WITHIN` 3 gives the same. Before a setter had to set
+its own object's field, CoSQA's `disable_stdout_buffering` (`sys.stdout = ...`) counted as one
+and "python disable output buffer" lost its first place (0.5997 -> 0.5990).
 """
 
 from __future__ import annotations
