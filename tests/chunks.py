@@ -3,6 +3,7 @@ snippets): its lines and bytes computed from its text."""
 
 from __future__ import annotations
 
+from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.chunking.model import Chunk
 
 
@@ -25,3 +26,8 @@ def chunk_of(
         end_byte=len(text.encode()),
         text=text,
     )
+
+
+def chunks_by_symbol(path: str, text: str) -> dict[str, Chunk]:
+    """The real tree-sitter chunks of `text` as the chunker writes them for `path`, by symbol."""
+    return {c.symbol: c for c in chunk_source(path, text)}

@@ -344,7 +344,6 @@ def is_thin(chunk: Chunk) -> bool:
     )
 
 
-@lru_cache(maxsize=8192)  # a bool per text; `code_lines` keeps the lines themselves
-def _thin_body(text: str, language: str) -> bool:
+def _thin_body(text: str, language: str) -> bool:  # `code_lines` is cached by text
     body = code_lines(text, language)[1:]  # the signature's first line is no body
     return len(body) <= THIN_LINES and not any(_DECIDES.search(line) for line in body)

@@ -176,7 +176,9 @@ class HybridSearcher:
                 info, arms, filters, literals, definitions
             )
             evidence = self._evidence(query)
-            ranked, holders = self._second_stage(query, ranked, arms, filters, literals, evidence)
+            ranked, holders = self._second_stage(
+                query, ranked, arms, filters, literals, evidence, uses
+            )
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 writers = holders if literals.pasted else frozenset()
                 ranked = members_of_strong_owners(ranked, writers=writers)
@@ -378,9 +380,11 @@ class HybridSearcher:
         filters: SearchFilters | None,
         literals: Literals,
         evidence: Evidence,
+        uses: bool,
     ) -> tuple[list[tuple[Chunk, float]], frozenset[str]]:
         """File-level evidence, mentions (`evidence`), literals, then the reranker
-        (`rerank.py`); with the ids of the candidates holding the query's literals."""
+        (`rerank.py`); with the ids of the candidates holding the query's literals. `uses`:
+        the question asks who uses a name (`uses.py`)."""
         files = normalized_files(self.indexer.file_bm25(arms.terms, FILE_CANDIDATES))
         present = {c.path for c, _ in ranked}
         strong = [p for p, s in sorted(files.items(), key=lambda i: -i[1])[:FILE_LIFT]]
@@ -398,9 +402,7 @@ class HybridSearcher:
         weights = LONG_QUERY_WEIGHTS if arms.long_query else self._short_weights(arms)
         if arms.long_query and literals:  # one long pasted line (see `search`)
             weights = replace(weights, literal=SHORT_QUERY_WEIGHTS.literal)
-        priors = QueryPriors(
-            query, arms.long_query, output=literals.pasted, any_size=asks_for_uses(query)
-        )
+        priors = QueryPriors(query, arms.long_query, output=literals.pasted, any_size=uses)
         # Short questions want a definition: the file term counts only the rest of its file
         # (`rerank.rest_of_files`); a pasted issue wants files: whole-file evidence stays whole.
         paths = list({c.path for c, _ in candidates if c.path in files})

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from codeqa_lsp.chunking.chunker import chunk_source
-from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.setters import readers_lead_setters, set_field
+from tests.chunks import chunks_by_symbol
 from tests.retrieval.searchers import hash_searcher
 
 # walkdir's shape in Go: an option's setter with the option's doc, a getter, a constructor
@@ -97,28 +97,24 @@ def set_stdout(stream):
 '''
 
 
-def _chunks(path: str, text: str) -> dict[str, Chunk]:
-    return {c.symbol: c for c in chunk_source(path, text)}
-
-
 def test_a_short_function_named_after_the_one_field_it_assigns_is_a_setter() -> None:
-    go = _chunks("walk.go", WALKER)
+    go = chunks_by_symbol("walk.go", WALKER)
     assert set_field(go["Walker.ContentsFirst"]) == "contentsFirst"
     assert set_field(go["Walker.ContentsFirstEnabled"]) is None  # reads, assigns nothing
     assert set_field(go["NewWalker"]) is None  # initialises, not by assignment
     assert set_field(go["Walker.next"]) is None  # assigns another name, and does more
     assert set_field(go["WithMaxDepth"]) == "maxDepth"  # a functional option's parameter
-    java = _chunks("Builder.java", JAVA)
+    java = chunks_by_symbol("Builder.java", JAVA)
     assert set_field(java["Builder.setAllowPartialMatching"]) == "allowPartialMatching"
     assert set_field(java["Builder.configure"]) is None  # two fields
     assert set_field(java["Builder.label"]) is None  # not named after the field it sets
-    python = _chunks("client.py", PYTHON)
+    python = chunks_by_symbol("client.py", PYTHON)
     assert set_field(python["Client.set_timeout"]) == "_timeout"
     assert set_field(python["set_stdout"]) is None  # a module's attribute, no own field
 
 
 def test_the_best_reader_moves_just_above_the_setter_or_below_it_for_a_how_to() -> None:
-    go = _chunks("walk.go", WALKER)
+    go = chunks_by_symbol("walk.go", WALKER)
     setter, getter = go["Walker.ContentsFirst"], go["Walker.ContentsFirstEnabled"]
     maker, reader, options = go["NewWalker"], go["Walker.next"], go["Options"]
     ranked = [(setter, 1.0), (getter, 0.9), (maker, 0.8), (options, 0.7), (reader, 0.2)]
@@ -135,7 +131,7 @@ def test_the_best_reader_moves_just_above_the_setter_or_below_it_for_a_how_to() 
     assert [c.symbol for c, _ in how_to][:2] == ["Walker.ContentsFirst", "Walker.next"]
     no_reader = [(setter, 1.0), (getter, 0.9), (maker, 0.8)]
     assert readers_lead_setters(no_reader, "post-order walking") == no_reader
-    fillers = [*_chunks("Builder.java", JAVA).values(), options, maker, getter]
+    fillers = [*chunks_by_symbol("Builder.java", JAVA).values(), options, maker, getter]
     below_the_top = [(c, 1.0 - i * 0.1) for i, c in enumerate(fillers[:5])]
     below_the_top += [(setter, 0.3), (reader, 0.2)]  # the setter is not among the first five
     assert readers_lead_setters(below_the_top, "post-order") == below_the_top

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeqa_lsp.chunking.chunker import chunk_source
-from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.priors import THIN_PRIOR, QueryPriors, is_thin
+from tests.chunks import chunks_by_symbol
 from tests.retrieval.searchers import hash_searcher
 
 RETRY = """
@@ -74,24 +73,20 @@ def default_timeout():
 '''
 
 
-def _chunks(path: str, text: str) -> dict[str, Chunk]:
-    return {c.symbol: c for c in chunk_source(path, text)}
-
-
 def test_a_method_of_a_few_lines_deciding_nothing_is_thin() -> None:
-    java = _chunks("RetryPolicy.java", RETRY)
+    java = chunks_by_symbol("RetryPolicy.java", RETRY)
     assert is_thin(java["RetryPolicy.getMaxAttempts"])  # a getter, its long doc aside
-    setter = _chunks("Builder.java", SETTER)["Builder.setMaxAttempts"]
+    setter = chunks_by_symbol("Builder.java", SETTER)["Builder.setMaxAttempts"]
     assert is_thin(setter)  # a setter
     assert not is_thin(java["RetryPolicy.retries"])  # one line, but it compares: it decides
     assert not is_thin(java["RetryPolicy.execute"])
-    assert is_thin(_chunks("session.py", PYTHON)["Session.timeout"])  # docstring aside
+    assert is_thin(chunks_by_symbol("session.py", PYTHON)["Session.timeout"])  # docstring aside
 
 
 def test_thin_methods_weigh_less_unless_the_question_asks_how_to() -> None:
-    java = _chunks("RetryPolicy.java", RETRY)
+    java = chunks_by_symbol("RetryPolicy.java", RETRY)
     getter, work = java["RetryPolicy.getMaxAttempts"], java["RetryPolicy.execute"]
-    function = _chunks("session.py", PYTHON)["default_timeout"]
+    function = chunks_by_symbol("session.py", PYTHON)["default_timeout"]
     question = QueryPriors("when does the call give up retrying?")
     assert question.thin_factor(getter) == THIN_PRIOR
     assert question.thin_factor(work) == 1.0
