@@ -122,6 +122,12 @@ _EXAMPLE_PATH = re.compile(
     r"(^|/)(_?examples?|demos?|samples?|benchmarks?|bench|docs_src|snippets?|tutorials?)/",
     re.IGNORECASE,
 )
+# The code in a `docs/` folder is the docs' own: their site's scripts and generated API pages
+# (jcommander's `docs/apidocs/`, javadoc's bundled jquery.js, whose functions took ranks 2-3
+# for two questions about option parsing; pugixml's `docs/manual.html` led "what happens to
+# whitespace inside an attribute value when normalising is on"; user pass, not an evaluation
+# set). Its prose stays `doc`.
+_DOCS_PATH = re.compile(r"(^|/)docs/", re.IGNORECASE)
 # A JVM source root: the folders under it are a package's name, not a layout. Spring
 # Initializr and Android Studio put a new project's whole source under `com/example/demo/`
 # (`src/main/java/com/example/demo/...`), where "example" and "demo" are placeholders.
@@ -262,6 +268,8 @@ def path_kind(path: str) -> str:
         return "example"
     if language_for_path(path) in DOC_LANGUAGES:  # .md, .mdx, .rst, .txt, README...
         return "doc"
+    if _DOCS_PATH.search(path[: root.end()] if root else path):
+        return "example"
     return "source"
 
 

@@ -10,8 +10,9 @@ The pipeline for one query:
 3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
    apply the priors (`priors.py`: tests, changelogs and thin accessors rarely answer);
 4. class- and module-level evidence: the members of a class or file that ranks high gain
-   (`classes.py`); a nested function's enclosing function just above it, and the nested
-   one folded into it (`enclosing.py`); a setter's reader above it (`setters.py`);
+   (`classes.py`), then a file's preamble gives way (`preamble.py`); a nested function's
+   enclosing function just above it, and the nested one folded into it (`enclosing.py`); a
+   setter's reader above it (`setters.py`);
 5. exact-symbol fast path (`named.py`): definitions the query names (constants too,
    `constants.py`) are put first for a navigation query (`where is parse_args`) and boosted for
    a question that mentions them, as are definitions named after what the question does to them
@@ -51,6 +52,7 @@ from codeqa_lsp.retrieval.literals import NO_LITERALS, Literals, find_literals, 
 from codeqa_lsp.retrieval.mentions import Evidence, PathResolver, find_mentions, resolve
 from codeqa_lsp.retrieval.model import SearchResponse, search_hits
 from codeqa_lsp.retrieval.named import Definitions, named_definitions, named_first, with_named
+from codeqa_lsp.retrieval.preamble import preambles_placed
 from codeqa_lsp.retrieval.priors import QueryPriors
 from codeqa_lsp.retrieval.project import name_terms, text_without_name
 from codeqa_lsp.retrieval.query import (
@@ -182,6 +184,7 @@ class HybridSearcher:
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
                 writers = holders if literals.pasted else frozenset()
                 ranked = members_of_strong_owners(ranked, writers=writers)
+                ranked = ranked if uses else preambles_placed(ranked)  # a use is a use
                 ranked, kept = enclosers_placed(ranked, definitions, holders, token_set(query))
                 ranked = ranked if literals.pasted else readers_lead_setters(ranked, query)
             ranked = failing_frame_first(ranked, evidence, arms.long_query)

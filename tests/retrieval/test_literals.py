@@ -607,3 +607,51 @@ def test_a_pasted_message_the_first_result_writes_is_confident(tmp_path: Path) -
             "Expected an end of input but was a colon in the header", top_k=3
         )
         assert not response.confident
+
+
+# An error class's named constructors write the messages it is raised with (thephpleague/csv,
+# not an evaluation set): the class is said to be raised, yet its constructor holding the
+# pasted message is where the message comes from.
+NAMED_CONSTRUCTORS = {
+    "src/SyntaxError.php": """<?php
+
+namespace Acme\\\\Csv;
+
+class SyntaxError extends Exception
+{
+    public static function dueToHeaderNotFound(int $offset): self
+    {
+        return new self('The header record does not exist or is empty at offset: `'.$offset.'`');
+    }
+
+    public static function dueToDuplicateHeaderColumnNames(array $names): self
+    {
+        return new self('The header record contains duplicate column names.');
+    }
+}
+""",
+    "src/Reader.php": """<?php
+
+namespace Acme\\\\Csv;
+
+class Reader
+{
+    protected function setHeader(int $offset): array
+    {
+        $header = $this->seekRow($offset);
+        if ([] === $header || [null] === $header) {
+            throw SyntaxError::dueToHeaderNotFound($offset);
+        }
+
+        return $header;
+    }
+}
+""",
+}
+
+
+def test_an_error_class_constructor_writing_the_pasted_message_leads(tmp_path: Path) -> None:
+    pasted = "Acme\\Csv\\SyntaxError: The header record does not exist or is empty at offset: `0`"
+    with hash_searcher(tmp_path, NAMED_CONSTRUCTORS) as searcher:
+        hits = searcher.search(pasted, top_k=3).hits
+    assert hits[0].chunk.symbol == "SyntaxError.dueToHeaderNotFound"

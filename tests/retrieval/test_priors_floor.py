@@ -60,6 +60,12 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("docs_src/custom_types/tutorial001.py", "example"),
         ("src/Snippets/Docs/Retry.cs", "example"),
         ("doc/md_docs.go", "source"),
+        # The docs' own code and pages under docs/ (jcommander's javadoc, its bundled jquery;
+        # pugixml's manual.html; not an evaluation set); their prose stays doc.
+        ("docs/apidocs/jquery/external/jquery/jquery.js", "example"),
+        ("docs/manual.html", "example"),
+        ("docs/guide/options.md", "doc"),
+        ("src/main/java/com/acme/docs/Renderer.java", "source"),
         # Cucumber's and behave's step code (httparty's features/steps/), not every features/.
         ("features/steps/mongrel_helper.rb", "test"),
         ("features/step_definitions/login_steps.js", "test"),
