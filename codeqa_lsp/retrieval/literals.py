@@ -9,7 +9,8 @@ is not where it is raised). So:
 * a quoted message of at least `MIN_MESSAGE_WORDS` words counts for a chunk by the runs of
   its words (two or more) the chunk's text holds in order, as a share of the message (0..1;
   `...` in the quote splits it into fragments, the way users elide runtime values; a value
-  formatted into the middle of a message splits the user's copy the same way, `_covered`);
+  formatted into the middle of a message splits the user's copy the same way, `_covered`),
+  or by a format string of the chunk's that matches it, placeholders and all (`formats.py`);
 * a question that asks where or when a named, capitalised identifier is raised or thrown
   counts for each chunk that raises or throws it, and the identifier's own definition is not
   boosted as a named symbol for that question (`search.py`).
@@ -30,6 +31,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
+
+from codeqa_lsp.retrieval.formats import format_share
 
 # A quoted string of one or two words is usually a name (a setting such as 'trust proxy',
 # a header such as 'content-type') that many chunks use, and one without a space is a flag
@@ -175,6 +178,9 @@ class Literals:
     # Per message, its words that the output quotes (`Invalid version: 'foo'`): runtime
     # values when the code does not hold them (`message_share`).
     values: tuple[frozenset[str], ...] = ()
+    # The messages as the user wrote them, for the format strings that write them
+    # (`formats.py`).
+    texts: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.messages or self.raised)
@@ -216,6 +222,7 @@ def find_literals(
     project's own error; `ValueError` is raised in too many places to point at one)."""
     messages: list[tuple[tuple[str, ...], ...]] = []
     values: list[frozenset[str]] = []
+    written: list[str] = []
     quoted_texts = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(query)]
     error_lines = [(m["type"], m["message"]) for m in _ERROR_LINE.finditer(query)]
     error_lines += [
@@ -236,6 +243,7 @@ def find_literals(
         is_message = len(quoted.split()) > 1 and sum(map(len, fragments)) >= MIN_MESSAGE_WORDS
         if is_message and fragments not in messages:
             messages.append(fragments)
+            written.append(quoted)
             values.append(
                 frozenset(w for m in _RUNTIME_VALUE.finditer(quoted) for w in words(m[0]))
             )
@@ -246,6 +254,7 @@ def find_literals(
         raised=tuple(dict.fromkeys(raised)),
         pasted=bool(pasted),
         values=tuple(values),
+        texts=tuple(written),
     )
 
 
@@ -384,15 +393,17 @@ def _raises(text: str, name: str) -> bool:
 
 def literal_scores(texts: Mapping[str, str], literals: Literals) -> dict[str, float]:
     """0..1 for each candidate (id → text) that holds one of the query's literals: the best
-    share of a quoted or pasted message it holds, or 1 when it raises an error the query
-    names, except that an error raised by more than `COMMON_RAISERS` candidates credits each
-    raiser with only `(COMMON_RAISERS / raisers)²`: being one of many raise sites says little
-    about which one the question means, so the rest of its words decide."""
+    share of a quoted or pasted message it holds (in runs of its words, or by a format string
+    matching it, `formats.py`), or 1 when it raises an error the query names, except that an
+    error raised by more than `COMMON_RAISERS` candidates credits each raiser with only
+    `(COMMON_RAISERS / raisers)²`: being one of many raise sites says little about which one
+    the question means, so the rest of its words decide."""
     raisers = {doc for doc, text in texts.items() if _raises_any(text, literals)}
     raise_credit = min(1.0, COMMON_RAISERS / len(raisers)) ** 2 if raisers else 0.0
     scores = {}
     for doc, text in texts.items():
-        score = max(message_share(text, literals), raise_credit if doc in raisers else 0.0)
+        share = max(message_share(text, literals), format_share(text, literals.texts))
+        score = max(share, raise_credit if doc in raisers else 0.0)
         if score > 0:
             scores[doc] = score
     return scores

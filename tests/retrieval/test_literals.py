@@ -12,6 +12,7 @@ from codeqa_lsp.retrieval.literals import (
     Literals,
     find_literals,
     literal_scores,
+    message_share,
 )
 from tests.retrieval.searchers import hash_searcher
 
@@ -522,7 +523,10 @@ def test_a_runtime_value_at_the_start_leaves_a_long_run_that_counts() -> None:
     )
     code = 'throw Error("$messagePrefix requires explicit JsonAdapter to be registered")'
     # The qualified class name is a value the code formats in (not held): 6 of the other 8.
-    assert literal_score(code, pasted) == 6 / 8
+    assert message_share(code, pasted) == 6 / 8
+    # Read as a format string (`formats.py`), `$messagePrefix` stands for the value's first
+    # three words (`formats.MAX_VALUE_WORDS`): 9 of the 11.
+    assert literal_score(code, pasted) == 9 / 11
     # Short runs of common words stay under the bar however the share adds up.
     assert literal_score("requires explicit; registered to be the JsonAdapter", pasted) == 0.0
     assert literal_score("Platform class: JsonAdapter to be", pasted) == 0.0
