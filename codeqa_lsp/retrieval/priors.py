@@ -21,15 +21,29 @@ from codeqa_lsp.index.tokens import token_set
 from codeqa_lsp.retrieval.query import asks_how_to
 
 # Multipliers on the fused score (which is >= 0 for the normalized fusion methods).
-TEST_PRIOR = 0.6
+# Tests: 0.6 → 0.45 (2026-11-27, local, same session, with DOC_PRIOR at 0.3): two new user
+# passes (240 blind probes over 20 repositories, not an evaluation set) 104 / 188 → 106 / 188
+# first / top 5 (factory_bot's stub timestamps 3 → 1 under two specs named after them); the
+# tryout hit@5 / MRR 0.843 / 0.699 → 0.865 / 0.705 (MediatR's parallel publisher 6 → 1 and
+# pre-processor 8 → 3, gson's NaN question 1 → 2); the 100 questions local 0.87 / 0.744 →
+# 0.87 / 0.739 (click-01 1 → 2: with a test gone from the first ten the `Option` class enters
+# them and lifts `Option._parse_decls` over the answer), hash 0.78 / 0.648 → 0.79 / 0.650. The
+# session before had measured the same trade on its passes and kept 0.6 for click-01; two
+# held-out sets gaining against one question's second place decided it this time.
+TEST_PRIOR = 0.45
 CHANGELOG_PRIOR = 0.4
 # Prose docs (.rst/.md sections) describe a behaviour in the very words users ask with, like a
 # changelog, so they out-match the code that implements it. 0.8 → 0.6, hybrid hit@5 / MRR@10
 # on the 100 questions (2026-11-23): local click 0.72/0.544 → 0.76/0.550, hash click
 # 0.76/0.525 → 0.76/0.534, the other sets unchanged. (No expected answer there is a doc, so
 # this measures what docs displace, not what they answer; a question that says "docs" or
-# "guide" turns the prior off.)
-DOC_PRIOR = 0.6
+# "guide" turns the prior off.) 0.6 → 0.3 (2026-11-27, local, same session): two user passes
+# (240 blind probes over 20 repositories, not an evaluation set) 104 / 187 → 104 / 188 first /
+# top 5, four answers up under guides that had led them (factory_bot's GETTING_STARTED.md
+# above `Evaluator.association`: none → 3); the tryout MRR 0.693 → 0.699 (sinatra's "how are
+# routes matched" 2 → 1); the 100 questions local identical, hash click-08 5 → 4; 0.45 gains
+# half of it, 0.2 the same as 0.3. Code is what a question about behaviour is answered with.
+DOC_PRIOR = 0.3
 # Examples, samples and demos use the library's API the way tests do (naming its functions
 # in the words users ask with) without implementing it: the same prior as tests. Was 0.8
 # (2026-11-26, local, one run each): the 100 questions rank identically (their trees hold no
