@@ -135,10 +135,16 @@ def with_bound_users(
             word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
             terms = tokenize(name.replace("::", ".").rsplit(".", 1)[-1])[:1]
             found = lookup(terms, BOUND_USE_CANDIDATES) if terms else []
+            # A chunk holding less of the message than the binding still uses it: one of the
+            # many raisers of the pasted error type holds a sliver of raise credit (yaml-cpp's
+            # `LookupAnchor`, one of 25 throwing `ParserException`; user pass, not an
+            # evaluation set), and that sliver had kept it from its binding's credit.
             users = [
                 chunk
                 for chunk, _ in found
-                if chunk.id not in held and _is_library_code(chunk) and _uses(chunk.text, word)
+                if held.get(chunk.id, 0.0) < share
+                and _is_library_code(chunk)
+                and _uses(chunk.text, word)
             ]
             scale = min(1.0, MAX_BOUND_USES / len(users)) ** 2 if users else 0.0
             for chunk in users:

@@ -89,6 +89,20 @@ _QUALIFIED_ERROR_LINE = re.compile(
     r"(?P<message>\S[^\n]{8,300})[^\n]*$",
     re.MULTILINE,
 )
+# A runtime's report of an uncaught error, its message on the line after the header:
+# libstdc++'s `terminate called after throwing an instance of 'YAML::ParserException'` then
+# `  what():  yaml-cpp: error at line 7, column 12: the referenced anchor is not defined: x`
+# (the type was raised), and Rust's since 1.73, `thread 'main' panicked at src/style.rs:168:9:`
+# then the panic's message. Neither line reads as a message alone, so neither was one: a user
+# pass over yaml-cpp (not an evaluation set) ranked the `ParserException` class and its
+# constructor above `SingleDocParser::LookupAnchor`, which throws the message.
+_CPP_TERMINATE = re.compile(
+    r"terminate called after throwing an instance of '(?:[\w:]*::)?(?P<type>[A-Za-z_]\w*)'"
+    r"[ \t]*\r?\n[ \t]*what\(\):[ \t]*(?P<message>\S[^\n]{8,300})"
+)
+_RUST_PANIC = re.compile(
+    r"thread '[^'\n]*' panicked at [^\n]*:\d+:\d+:[ \t]*\r?\n[ \t]*(?P<message>\S[^\n]{8,300})"
+)
 # A Python traceback's exception line, whatever its name ends in (`requests.exceptions.
 # InvalidURL: Invalid URL 'x': No host supplied`): the unindented line right after a frame's
 # indented lines; prose after the traceback ("Note: ...") follows no frame.
@@ -231,7 +245,12 @@ def find_literals(
         if (m["type"], m["message"]) not in error_lines
     ]
     error_lines += [line for line in _traceback_error_lines(query) if line not in error_lines]
-    pasted = [*(message for _, message in error_lines), *_PREFIXED_LINE.findall(query)]
+    error_lines += [(m["type"], m["message"]) for m in _CPP_TERMINATE.finditer(query)]
+    pasted = [
+        *(message for _, message in error_lines),
+        *_PREFIXED_LINE.findall(query),
+        *(m["message"] for m in _RUST_PANIC.finditer(query)),
+    ]
     if not pasted and (bare := _bare_message(query)):
         pasted.append(bare)
     texts = [_without_reprs(text) for text in [*quoted_texts, *pasted]]

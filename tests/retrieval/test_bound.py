@@ -96,3 +96,64 @@ def test_a_bound_messages_users_keep_to_the_searchs_filters(tmp_path: Path) -> N
         only = SearchFilters(path_globs=("mux.go",))
         hits = searcher.search(question, top_k=5, filters=only).hits
     assert hits and {hit.chunk.path for hit in hits} == {"mux.go"}
+
+
+# yaml-cpp's layout (not an evaluation set): every message is a constant in one header,
+# `ParserException` is thrown in many places, and the pasted report names the type.
+RAISERS = {
+    f"src/scan_{name}.cpp": f"""#include "exceptions.h"
+
+namespace YAML {{
+void Scanner::Scan{name.title()}(Mark mark) {{
+  if (!mark.{name}) {{
+    throw ParserException(mark, ErrorMsg::{name.upper()}_FAILED);
+  }}
+}}
+}}
+"""
+    for name in ("tag", "key", "value", "flow", "block")
+}
+ANCHORS = {
+    "include/exceptions.h": """#pragma once
+
+namespace YAML {
+namespace ErrorMsg {
+const char* const TAG_FAILED = "bad tag";
+const char* const KEY_FAILED = "bad key";
+const char* const UNKNOWN_ANCHOR = "the referenced anchor is not defined: ";
+}
+
+class ParserException : public Exception {
+ public:
+  ParserException(const Mark& mark, const std::string& msg) : Exception(mark, msg) {}
+};
+}
+""",
+    "src/singledocparser.cpp": """#include "exceptions.h"
+
+namespace YAML {
+anchor_t SingleDocParser::LookupAnchor(const Mark& mark, const std::string& name) const {
+  auto it = m_anchors.find(name);
+  if (it == m_anchors.end()) {
+    std::stringstream ss;
+    ss << ErrorMsg::UNKNOWN_ANCHOR << name;
+    throw ParserException(mark, ss.str());
+  }
+  return it->second;
+}
+}
+""",
+}
+
+
+def test_one_of_many_raisers_of_the_pasted_type_still_uses_the_messages_binding(
+    tmp_path: Path,
+) -> None:
+    pasted = (
+        "terminate called after throwing an instance of 'YAML::ParserException'\n"
+        "  what():  yaml-cpp: error at line 7, column 12: the referenced anchor is not defined: "
+        "defaults"
+    )
+    with hash_searcher(tmp_path, {**RAISERS, **ANCHORS}) as searcher:
+        hits = searcher.search(pasted, top_k=3).hits
+    assert hits[0].chunk.symbol == "SingleDocParser.LookupAnchor"

@@ -659,3 +659,21 @@ def test_an_error_class_constructor_writing_the_pasted_message_leads(tmp_path: P
     with hash_searcher(tmp_path, NAMED_CONSTRUCTORS) as searcher:
         hits = searcher.search(pasted, top_k=3).hits
     assert hits[0].chunk.symbol == "SyntaxError.dueToHeaderNotFound"
+
+
+def test_a_runtime_report_with_the_message_on_its_second_line_is_pasted_output() -> None:
+    # libstdc++'s uncaught exception: the type was raised, the message follows `what():`.
+    cpp = find_literals(
+        "terminate called after throwing an instance of 'YAML::ParserException'\n"
+        "  what():  yaml-cpp: error at line 7, column 12: the referenced anchor is not defined: x",
+        [],
+        lambda name: name == "ParserException",
+    )
+    assert cpp.pasted and cpp.raised == ("ParserException",)
+    assert "the referenced anchor is not defined: x" in cpp.texts
+    # Rust's panic since 1.73: the location line, then the message.
+    rust = find_literals(
+        "thread 'main' panicked at src/style.rs:168:9:\nat least 2 progress chars required", []
+    )
+    assert rust.pasted and rust.texts == ("at least 2 progress chars required",)
+    assert literal_score('panic!("at least 2 progress chars required");', rust) == 1.0
