@@ -8,7 +8,13 @@ import pytest
 
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.retrieval.floor import dense_floor, judge
-from codeqa_lsp.retrieval.priors import TEST_PRIOR, QueryPriors, chunk_kind, path_kind
+from codeqa_lsp.retrieval.priors import (
+    EXAMPLE_PRIOR,
+    TEST_PRIOR,
+    QueryPriors,
+    chunk_kind,
+    path_kind,
+)
 from tests.chunks import chunk_of
 
 
@@ -93,6 +99,22 @@ def test_query_asking_for_tests_turns_the_test_prior_off() -> None:
     test_chunk = _chunk("tests/test_api.py")
     assert QueryPriors("how are redirects followed").factor(test_chunk) < 1.0
     assert QueryPriors("which test covers redirects").factor(test_chunk) == 1.0
+    assert QueryPriors("is the redirect limit tested?").factor(test_chunk) == 1.0
+    assert QueryPriors("where are the fixtures for sessions").factor(test_chunk) == 1.0
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # Questions about a testing library say "test" of the user's own tests (turbine).
+        "what happens to values my test never looked at once the test block is over?",
+        "how does collection keep using the test scheduler's virtual time?",
+        "how does the basename option make a pattern test only the last segment?",
+        "why do 204 responses carry a body, against the HTTP spec?",
+    ],
+)
+def test_saying_test_is_not_asking_for_tests(question: str) -> None:
+    assert QueryPriors(question).factor(_chunk("tests/test_api.py")) == TEST_PRIOR
     assert QueryPriors("how are redirects followed").factor(_chunk("src/api.py")) == 1.0
 
 
@@ -130,6 +152,9 @@ def test_samples_rank_like_tests_below_the_library_unless_asked_for() -> None:
     priors = QueryPriors("how are handlers registered in the dependency injection container")
     assert priors.factor(sample) == priors.factor(test) < priors.factor(library) == 1.0
     assert QueryPriors("is there an example of registering handlers").factor(sample) == 1.0
+    # The user's own example and a placeholder domain ask for no sample.
+    aside = QueryPriors("how are handlers registered, for example for user@example.com?")
+    assert aside.factor(sample) == EXAMPLE_PRIOR
 
 
 def test_a_question_about_options_or_fields_keeps_declarations_level() -> None:
@@ -186,8 +211,8 @@ def test_the_changelog_is_asked_for_by_a_release_not_by_the_word_version(
 
 
 def test_the_words_of_program_output_ask_for_nothing() -> None:
-    said = "invalid logging spec 'app=debug/foo/bar' (too many '/'s) in changelog"
-    assert QueryPriors(said).factors["test"] == 1.0  # asked by the user: "spec"
+    said = "specs for invalid logging spec 'app=debug/foo/bar' (too many '/'s) in changelog"
+    assert QueryPriors(said).factors["test"] == 1.0  # asked by the user: "specs for"
     assert QueryPriors(said).factors["changelog"] == 1.0
     printed = QueryPriors(said, output=True).factors  # printed by the program
     assert printed["test"] == TEST_PRIOR
