@@ -39,13 +39,14 @@ WITHIN = 50
 _PREAMBLE_LINE = re.compile(
     r"[\s\ufeff]*(?:"
     r"<\?php|\?>"
-    r"|(?:import|package|namespace|use|using)\b"
+    # Not a variable or a call so named (`use = ...`, `use(cors())`); Go's `import (` opens.
+    r"|(?:import|package|namespace|use|using)\b(?!\s*[=:.])(?!\s*\((?!\s*$))"
     r"|from\s+\S+\s+import\b"
     r"|declare\s*\("
     r"|(?:require|include)(?:_once|_relative)?\b"
     r"|#\s*(?:include|import|pragma\s+once|ifndef|ifdef|endif)\b"
     r"|#\s*define\s+\w+\s*$"
-    r"|(?:pub(?:\([^)]*\))?\s+)?(?:use|mod)\b"
+    r"|(?:pub(?:\([^)]*\))?\s+)?(?:use|mod)\b(?!\s*[=:.(])"
     r"|extern\s+crate\b"
     r"|export\s+(?:type\s+)?(?:\*|\{[^}]*\})\s*(?:as\s+\w+\s+)?from\b"
     r"|(?:const|let|var)\s+(?:[\w$]+|\{[^}]*\})\s*=\s*require\s*\("

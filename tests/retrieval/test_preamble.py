@@ -117,6 +117,14 @@ mod limits {
     pub const MAX: usize = 10;
 }
 """
+JAVASCRIPT_CALLS = """
+const express = require('express')
+use(cors())
+
+function start() {
+  return express()
+}
+"""
 TYPESCRIPT = """
 import { parseClass } from './brace-expressions.js'
 import type { Options } from './index.js'
@@ -220,6 +228,7 @@ def test_what_rust_impl_blocks_leave_outside_their_methods_is_a_preamble() -> No
     [
         ("requests/settings.py", PYTHON_CONSTANT),  # a constant is code
         ("src/ast.ts", TYPESCRIPT),  # so is a table
+        ("app.js", JAVASCRIPT_CALLS),  # and a call of a function named `use`
         ("src/limits.rs", RUST_INLINE_MODULE),  # an inline module's body is read, not skipped
     ],
 )
