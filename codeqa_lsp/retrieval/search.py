@@ -42,7 +42,7 @@ from codeqa_lsp.retrieval.bound import users_before_bindings, with_bound_users
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.compounds import compounds_lifted
 from codeqa_lsp.retrieval.duplicates import distinct_places
-from codeqa_lsp.retrieval.enclosing import enclosers_placed
+from codeqa_lsp.retrieval.enclosing import enclosers_placed, functions_defined_in
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
 from codeqa_lsp.retrieval.feedback import feedback_for, feedback_terms
 from codeqa_lsp.retrieval.floor import Verdict, code_verdict, dense_floor
@@ -185,7 +185,10 @@ class HybridSearcher:
                 writers = holders if literals.pasted else frozenset()
                 ranked = members_of_strong_owners(ranked, writers=writers)
                 ranked = ranked if uses else preambles_placed(ranked)  # a use is a use
-                ranked, kept = enclosers_placed(ranked, definitions, holders, token_set(query))
+                nested = functions_defined_in(self.indexer.definitions_in_paths)
+                ranked, kept = enclosers_placed(
+                    ranked, definitions, holders, token_set(query), nested
+                )
                 ranked = ranked if literals.pasted else readers_lead_setters(ranked, query)
             ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:

@@ -413,3 +413,57 @@ def test_a_tests_nested_callback_is_folded_even_when_spelled() -> None:
     (test_verify,) = [c for c in chunk_source("test/json.js", source) if c.name == "verify"]
     (lib_verify,) = [c for c in chunk_source("lib/read.js", source) if c.name == "verify"]
     assert spelled_out(lib_verify, asked) and not spelled_out(test_verify, asked)
+
+
+# debug-js's layout (not an evaluation set): one factory function defines the whole API.
+FACTORY = """
+function setup(env) {
+  createDebug.enable = enable;
+  createDebug.disable = disable;
+  createDebug.enabled = enabled;
+  createDebug.selectColor = selectColor;
+
+  function selectColor(namespace) {
+    let hash = 0;
+    for (let i = 0; i < namespace.length; i++) {
+      hash = ((hash << 5) - hash) + namespace.charCodeAt(i);
+      hash |= 0;
+    }
+    return createDebug.colors[Math.abs(hash) % createDebug.colors.length];
+  }
+
+  function createDebug(namespace) {
+    function debug(...args) {
+      debug.log(namespace, ...args);
+    }
+    debug.namespace = namespace;
+    debug.color = createDebug.selectColor(namespace);
+    return debug;
+  }
+
+  function enable(namespaces) {
+    createDebug.names = namespaces.split(',');
+  }
+
+  function disable() {
+    const namespaces = createDebug.names.join(',');
+    createDebug.enable('');
+    return namespaces;
+  }
+
+  function enabled(name) {
+    return createDebug.names.some(pattern => matches(name, pattern));
+  }
+
+  return createDebug;
+}
+
+module.exports = setup;
+"""
+
+
+def test_the_functions_of_a_namespace_function_keep_their_own_places(tmp_path: Path) -> None:
+    question = "how is a color picked from the namespace hash so the same name gets the same color"
+    with hash_searcher(tmp_path, {"src/common.js": FACTORY}) as searcher:
+        symbols = [h.chunk.symbol for h in searcher.search(question, top_k=3).hits]
+    assert symbols[0] == "setup.selectColor"  # not folded into the 40-line `setup`
