@@ -120,3 +120,14 @@ def test_a_pasted_message_finds_the_format_string_writing_it(
         by_words = searcher.search(PASTED_GO, top_k=3).hits
     assert hits[0].chunk.symbol == "mergeStrict"
     assert by_words[0].chunk.symbol != "mergeStrict"  # its word runs alone did not lead
+
+
+def test_a_value_concatenated_onto_a_literal_is_a_placeholder() -> None:
+    java = 'throw new IllegalArgumentException("illegal attribute format: " + attribute);'
+    seen = "illegal attribute format: posix:owner:name"  # the message of the pasted line
+    assert format_share(java, [seen]) == 1.0
+    php = "throw new RuntimeException('Unable to open the stream ' . $path . ' for reading');"
+    assert format_share(php, ["Unable to open the stream /tmp/x.csv for reading"]) > 0.75
+    # A method called on a literal concatenates nothing.
+    compared = 'if ("illegal attribute format".equals(kind)) { return; }'
+    assert format_share(compared, [seen]) == 0.0
