@@ -105,14 +105,18 @@ def functions_defined_in(
     its children in its file (`file_definitions`: (id, path, symbol) of a file's chunks),
     each file read once per search."""
     symbols: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
 
     def count(chunk: Chunk) -> int:
         if chunk.kind not in _FUNCTIONS:
             return 0
-        if chunk.path not in symbols:
-            symbols[chunk.path] = [symbol for _, _, symbol in file_definitions([chunk.path])]
-        prefix = chunk.symbol + "."
-        return sum(1 for s in symbols[chunk.path] if _child(s, prefix))
+        if chunk.id not in counts:
+            if chunk.path not in symbols:
+                found = file_definitions([chunk.path])
+                symbols[chunk.path] = [symbol for _, _, symbol in found]
+            prefix = chunk.symbol + "."
+            counts[chunk.id] = sum(1 for s in symbols[chunk.path] if _child(s, prefix))
+        return counts[chunk.id]
 
     return count
 
@@ -159,14 +163,15 @@ def enclosers_placed(
     spells (`asked`, its tokens; `spelled_out`) and the functions of a namespace (`nested`)."""
     lifted = enclosing_first(ranked, definitions, holders, nested)
     spelled = {c.id for c, _ in lifted[:LIFT_WITHIN] if spelled_out(c, asked)}
-    namespaced = {
+    outers: dict[str, list[Chunk]] = {}  # the first results' functions, by file
+    for chunk, _ in lifted[:LIFT_WITHIN]:
+        if chunk.kind in _FUNCTIONS:
+            outers.setdefault(chunk.path, []).append(chunk)
+    namespaced = {  # `nested` reads the index: asked only of a function enclosing another
         c.id
         for c, _ in lifted
-        if c.kind in _FUNCTIONS
-        and any(
-            _encloses(outer, c) and nested(outer) >= NAMESPACE_FUNCTIONS
-            for outer, _ in lifted[:LIFT_WITHIN]
-        )
+        if c.path in outers
+        and any(_encloses(o, c) and nested(o) >= NAMESPACE_FUNCTIONS for o in outers[c.path])
     }
     kept = best_matches_kept(ranked) | spelled | namespaced
     return innermost_holders_first(lifted, holders), frozenset(kept)

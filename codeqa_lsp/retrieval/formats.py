@@ -84,11 +84,13 @@ def _covered(found: re.Match[str], message: str, written: list[int]) -> int:
 
 
 def _literals(text: str) -> list[str]:
-    """The string literals of `text`, each with a placeholder where a value is concatenated
-    onto it."""
+    """The string literals of `text` that may hold a format's fixed words, each with a
+    placeholder where a value is concatenated onto it."""
     out = []
     for found in _STRING.finditer(text):
         literal = found.group()[1:-1]
+        if literal.count(" ") < MIN_FIXED_WORDS - 1:  # a key or a name: no format (cheap test)
+            continue
         if _JOINED_AFTER.match(text, found.end()):
             literal += _JOINED
         if _JOINED_BEFORE.search(text, max(0, found.start() - 40), found.start()):
