@@ -23,9 +23,9 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-# A format string's fixed words, at least: fewer say too little to point at one writer
-# (`"%s: %s"`, `"{} is {}"`). The same bar as a quoted message (`literals.MIN_MESSAGE_WORDS`).
-MIN_FIXED_WORDS = 3
+from codeqa_lsp.retrieval.message_words import MIN_MESSAGE_WORDS
+from codeqa_lsp.retrieval.message_words import WORD as _WORD
+
 # The most characters one placeholder stands for, and the most words it covers: a value is a
 # name, a type, a number or a short list (`--xml or --yaml`). More is a message written
 # elsewhere and passed in: thephpleague/csv's `"Casting $target using $source failed;
@@ -41,7 +41,6 @@ _PLACEHOLDER = re.compile(
     r"|[$#]\{[^}\n]*\}?"
     r"|\$[A-Za-z_]\w*(?:(?:\.|->)\w+)*"
 )
-_WORD = re.compile(r"[a-z]+[0-9]*|[0-9]+")
 # A value concatenated onto a literal is a placeholder too: jimfs throws `new
 # IllegalArgumentException("illegal attribute format: " + attribute)` and the user sees
 # `illegal attribute format: posix:owner:name` (user pass, not an evaluation set: 3 of its 6
@@ -89,7 +88,7 @@ def _literals(text: str) -> list[str]:
     out = []
     for found in _STRING.finditer(text):
         literal = found.group()[1:-1]
-        if literal.count(" ") < MIN_FIXED_WORDS - 1:  # a key or a name: no format (cheap test)
+        if literal.count(" ") < MIN_MESSAGE_WORDS - 1:  # a key or a name: no format (cheap test)
             continue
         if _JOINED_AFTER.match(text, found.end()):
             literal += _JOINED
@@ -105,7 +104,7 @@ def _pattern(literal: str) -> re.Pattern[str] | None:
     placeholder or too few fixed words. A placeholder at the end takes the rest of the line
     (`with ${others}`: `--xml or --yaml`), one elsewhere as little as lets the rest match."""
     pieces = [piece.strip() for piece in _PLACEHOLDER.split(literal)]
-    if len(pieces) < 2 or len(_WORD.findall(" ".join(pieces).lower())) < MIN_FIXED_WORDS:
+    if len(pieces) < 2 or len(_WORD.findall(" ".join(pieces).lower())) < MIN_MESSAGE_WORDS:
         return None
     fixed = [r"\s+".join(map(re.escape, piece.split())) for piece in pieces]
     value = rf"\s*(.{{1,{MAX_VALUE_CHARS}}}?)\s*"

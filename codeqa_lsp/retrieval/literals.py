@@ -33,12 +33,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from codeqa_lsp.retrieval.formats import format_share
+from codeqa_lsp.retrieval.message_words import MIN_MESSAGE_WORDS
+from codeqa_lsp.retrieval.message_words import WORD as _WORD
 
-# A quoted string of one or two words is usually a name (a setting such as 'trust proxy',
-# a header such as 'content-type') that many chunks use, and one without a space is a flag
-# or a path ('--shout/--no-shout'); three or more words with spaces between them are a
-# message that one place in the code writes.
-MIN_MESSAGE_WORDS = 3
 # The share of a message's words a chunk must hold in one run to count: a message's last
 # word is often pluralised or formatted ('argument(s)' against `argument ({args})`).
 MIN_RUN_SHARE = 0.75
@@ -146,11 +143,6 @@ _QUESTION_START = re.compile(
     r"|should|would|will|may|might|must|shall|has|have|had|explain|show|find|list|describe"
     r"|tell|give|please"
 )
-# A number runs into its unit in output (`Task timed out after 5000ms`, written
-# `${options.timeout}ms` in p-queue; user pass, not an evaluation set): the number is a
-# runtime value (`_written`), the unit is written by the code. Letters then digits stay one
-# word (`utf8`, `sha256`).
-_WORD = re.compile(r"[a-z]+[0-9]*|[0-9]+")
 # Output of several sentences is often written by several places: phpdotenv's `Failed to
 # parse dotenv file. Encountered unexpected whitespace at [foo bar].` is `Parser::parse`'s
 # "Failed to parse dotenv file. %s" around the entry parser's cause; no chunk held half of
