@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from codeqa_lsp.retrieval.message_words import MIN_MESSAGE_WORDS
 from codeqa_lsp.retrieval.message_words import WORD as _WORD
@@ -51,35 +53,63 @@ _JOINED_BEFORE = re.compile(r"[\w$)\]]\s*(?:\+|\s\.\s|\.)\s*$")
 _JOINED = "%s"  # what stands for the joined value in the literal's pattern
 
 
+@dataclass(frozen=True)
+class _Format:
+    """A format string as its fixed pieces (lower case, single spaces) in order, and whether
+    a placeholder opens or closes it."""
+
+    pieces: tuple[str, ...]
+    leading: bool
+    trailing: bool
+
+
 def format_share(text: str, messages: Iterable[str]) -> float:
     """The largest share of one message's written words (numbers aside) that a format
     string of `text` covers when it matches the message; 0 when none matches."""
-    patterns = [p for literal in _literals(text) if (p := _pattern(literal)) is not None]
+    formats = [f for literal in _literals(text) if (f := _format(literal)) is not None]
     best = 0.0
-    for message in messages if patterns else ():
-        spans = [(m.start(), m.group().lower()) for m in _WORD.finditer(message.lower())]
-        written = [start for start, word in spans if not word.isdigit()]
+    for message in messages if formats else ():
+        line = " ".join(message.lower().split())
+        written = [m.start() for m in _WORD.finditer(line) if not m.group().isdigit()]
         if not written:
             continue
-        for pattern in patterns:
-            found = pattern.search(message)
-            if found is not None:
-                best = max(best, _covered(found, message, written) / len(written))
+        for found in formats:
+            covered = _covered(found, line, written)
+            best = max(best, covered / len(written))
     return best
 
 
-def _covered(found: re.Match[str], message: str, written: list[int]) -> int:
-    """Written words inside the match, each placeholder's beyond `MAX_VALUE_WORDS` left out."""
+def _covered(found: _Format, line: str, written: list[int]) -> int:
+    """Written words of `line` the format covers (0 when it does not match), each
+    placeholder's beyond `MAX_VALUE_WORDS` left out.
+
+    The fixed pieces are found in order, each at its first place after the one before and at
+    least a character later (a placeholder stood for something): where any match exists this
+    one does, and it costs one scan per piece. A regular expression with a lazy group per
+    placeholder backtracked without end on a literal of twenty placeholders and a message that
+    nearly matched."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for piece in found.pieces:
+        start = line.find(piece, at + 1 if spans else 0)
+        if start < 0 or (spans and start - spans[-1][1] > MAX_VALUE_CHARS):
+            return 0
+        spans.append((start, start + len(piece)))
+        at = spans[-1][1]
+    gaps = list(pairwise(span for pair in spans for span in pair))[1::2]  # between pieces
+    first, last = spans[0][0], spans[-1][1]
+    if found.leading:
+        gaps.insert(0, (max(0, first - MAX_VALUE_CHARS), first))
+        first = gaps[0][0]
+    if found.trailing:
+        gaps.append((last, min(len(line), last + MAX_VALUE_CHARS)))
+        last = gaps[-1][1]
 
     def count(start: int, end: int) -> int:
-        return sum(1 for at in written if start <= at < end)
+        return sum(1 for word in written if start <= word < end)
 
-    end = _word_end(message, found.end())
-    covered = count(found.start(), end)
-    for group in range(1, (found.lastindex or 0) + 1):
-        start, stop = found.span(group)
-        covered -= max(0, count(start, _word_end(message, stop)) - MAX_VALUE_WORDS)
-    return covered
+    excess = sum(max(0, count(start, end) - MAX_VALUE_WORDS) for start, end in gaps)
+    return count(first, last) - excess
 
 
 def _literals(text: str) -> list[str]:
@@ -99,23 +129,10 @@ def _literals(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def _pattern(literal: str) -> re.Pattern[str] | None:
-    """The literal as a pattern with a group for each placeholder, or None when it has no
-    placeholder or too few fixed words. A placeholder at the end takes the rest of the line
-    (`with ${others}`: `--xml or --yaml`), one elsewhere as little as lets the rest match."""
-    pieces = [piece.strip() for piece in _PLACEHOLDER.split(literal)]
-    if len(pieces) < 2 or len(_WORD.findall(" ".join(pieces).lower())) < MIN_MESSAGE_WORDS:
+def _format(literal: str) -> _Format | None:
+    """The literal as a `_Format`, or None when it has no placeholder or too few fixed
+    words."""
+    pieces = [" ".join(piece.lower().split()) for piece in _PLACEHOLDER.split(literal)]
+    if len(pieces) < 2 or len(_WORD.findall(" ".join(pieces))) < MIN_MESSAGE_WORDS:
         return None
-    fixed = [r"\s+".join(map(re.escape, piece.split())) for piece in pieces]
-    value = rf"\s*(.{{1,{MAX_VALUE_CHARS}}}?)\s*"
-    body = value.join(fixed[:-1])
-    last = rf"\s*(.{{1,{MAX_VALUE_CHARS}}})" if not fixed[-1] else value + fixed[-1]
-    return re.compile(body + last, re.IGNORECASE)
-
-
-def _word_end(message: str, at: int) -> int:
-    """`at` moved to the end of the word it falls in (a trailing value's lazy group stops
-    after one character)."""
-    while at < len(message) and message[at].isalnum():
-        at += 1
-    return at
+    return _Format(tuple(p for p in pieces if p), leading=not pieces[0], trailing=not pieces[-1])

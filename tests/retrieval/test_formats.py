@@ -131,3 +131,13 @@ def test_a_value_concatenated_onto_a_literal_is_a_placeholder() -> None:
     # A method called on a literal concatenates nothing.
     compared = 'if ("illegal attribute format".equals(kind)) { return; }'
     assert format_share(compared, [seen]) == 0.0
+
+
+def test_a_literal_of_many_placeholders_against_a_near_match_is_answered() -> None:
+    # A regular expression with a lazy group per placeholder backtracked without end here
+    # (twenty groups, a message of the right words but not the last one). The pieces are now
+    # found in order, one scan each.
+    hostile = 'x = "' + " ".join(["a %s"] * 20) + ' zzz"'
+    assert format_share(hostile, [" ".join(["a"] * 150)]) == 0.0
+    near = 'x = "' + " ".join(["a %s"] * 20) + '"'
+    assert format_share(near, [" ".join(["a"] * 41)]) > 0.0
