@@ -69,17 +69,21 @@ def format_share(text: str, messages: Iterable[str]) -> float:
     formats = [f for literal in _literals(text) if (f := _format(literal)) is not None]
     best = 0.0
     for message in messages if formats else ():
-        line = " ".join(message.lower().split())
-        written = [m.start() for m in _WORD.finditer(line) if not m.group().isdigit()]
-        if not written:
-            continue
-        for found in formats:
-            covered = _covered(found, line, written)
-            best = max(best, covered / len(written))
+        line, written = _read(message)
+        for found in formats if written else ():
+            best = max(best, _covered(found, line, written) / len(written))
     return best
 
 
-def _covered(found: _Format, line: str, written: list[int]) -> int:
+@lru_cache(maxsize=256)
+def _read(message: str) -> tuple[str, tuple[int, ...]]:
+    """The message in lower case with single spaces, and where its written words (numbers
+    aside) start: read once per query, not once per candidate that holds a format."""
+    line = " ".join(message.lower().split())
+    return line, tuple(m.start() for m in _WORD.finditer(line) if not m.group().isdigit())
+
+
+def _covered(found: _Format, line: str, written: tuple[int, ...]) -> int:
     """Written words of `line` the format covers (0 when it does not match), each
     placeholder's beyond `MAX_VALUE_WORDS` left out.
 
@@ -96,7 +100,7 @@ def _covered(found: _Format, line: str, written: list[int]) -> int:
             return 0
         spans.append((start, start + len(piece)))
         at = spans[-1][1]
-    gaps = list(pairwise(span for pair in spans for span in pair))[1::2]  # between pieces
+    gaps = [(end, start) for (_, end), (start, _) in pairwise(spans)]  # between pieces
     first, last = spans[0][0], spans[-1][1]
     if found.leading:
         gaps.insert(0, (max(0, first - MAX_VALUE_CHARS), first))

@@ -28,11 +28,12 @@ from collections.abc import Sequence
 
 from codeqa_lsp.chunking.code_text import code_lines
 from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.retrieval.priors import THIN_WITHIN
 
 PREAMBLE_SHARE = 0.5
-# Read among the first candidates only (a parse each, cached by text), as thin methods are
-# (`priors.THIN_WITHIN`): a preamble only falls, so those further down stay put.
-WITHIN = 50
+# Read among the first candidates only (a parse each, cached by text), as thin methods are:
+# a preamble only falls, so those further down stay put.
+WITHIN = THIN_WITHIN
 
 # One statement of a preamble, by its first line. A statement that opens a bracket it does
 # not close (`import (`, `from x import (`, `use std::{`) runs on until it is closed.

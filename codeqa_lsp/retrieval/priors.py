@@ -344,16 +344,12 @@ class QueryPriors:
             "changelog": 1.0 if history else CHANGELOG_PRIOR,
             "meta": 1.0 if words & _META_WORDS else META_PRIOR,
             "doc": 1.0 if words & _DOC_WORDS else DOC_PRIOR,
-            "example": 1.0 if self._asks_for_examples(query, output) else EXAMPLE_PRIOR,
+            "example": 1.0 if _asks_for_examples(query, words) else EXAMPLE_PRIOR,
         }
         self.asks_for_declarations = bool(words & _DECLARATION_WORDS)
         self.asks_for_types = self.asks_for_declarations or bool(words & _SHAPE_WORDS)
         self.declaration = 1.0 if self.asks_for_declarations else DECLARATION_PRIOR
         self.thin = 1.0 if output or any_size or asks_how_to(query) else THIN_PRIOR
-
-    @staticmethod
-    def _asks_for_examples(query: str, output: bool) -> bool:
-        return not output and bool(token_set(_EXAMPLE_ASIDE.sub(" ", query)) & _EXAMPLE_WORDS)
 
     def factor(self, chunk: Chunk) -> float:
         """The path and declaration prior (`thin_factor` is applied apart: it reads code)."""
@@ -372,6 +368,16 @@ class QueryPriors:
         example printing it only when the question asks for tests or examples."""
         kind = chunk_kind(chunk)
         return kind != "doc" and (kind not in ("test", "example") or self.factors[kind] == 1.0)
+
+
+def _asks_for_examples(query: str, words: frozenset[str]) -> bool:
+    """`words` (the question's tokens; none for program output) name examples outside an
+    aside: the tokens are read again without the asides only when one is there."""
+    if not words & _EXAMPLE_WORDS:
+        return False
+    return not _EXAMPLE_ASIDE.search(query) or bool(
+        token_set(_EXAMPLE_ASIDE.sub(" ", query)) & _EXAMPLE_WORDS
+    )
 
 
 # A line of code that decides or computes: a comparison, a boolean or arithmetic operator, a
