@@ -1,8 +1,10 @@
-"""Path priors and the confidence verdict, on hand-built chunks."""
+"""Path priors and the confidence verdict, on hand-built chunks (a test mark also through the real
+pipeline: SQLite FTS5, hnswlib, the `hash` embedder)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,7 @@ from codeqa_lsp.retrieval.priors import (
     path_kind,
 )
 from tests.chunks import chunk_of
+from tests.retrieval.searchers import hash_searcher
 
 
 def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f") -> Chunk:
@@ -143,6 +146,81 @@ def test_inline_rust_tests_rank_below_the_code_they_test() -> None:
     priors = QueryPriors("how is the exec command template filled with placeholders")
     assert priors.factor(inline_test) < priors.factor(code) == 1.0
     assert QueryPriors("which test covers exec placeholders").factor(inline_test) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("#[test]\nfn test_split_lines() {\n    assert_eq!(1, 1);\n}\n", "test"),
+        ("/// Checks it.\n#[tokio::test]\nasync fn reconnects() {}\n", "test"),
+        ("#[rstest]\n#[case(1)]\nfn parses(#[case] n: u8) {}\n", "test"),
+        ("    @Test\n    void parsesDates() {}\n", "test"),
+        ("@ParameterizedTest\n@ValueSource(ints = {1})\nvoid odd(int n) {}\n", "test"),
+        ("[Fact]\npublic void Maps() {}\n", "test"),
+        ('[TestCase("a")]\npublic void Splits(string s) {}\n', "test"),
+        ("#[inline]\nfn split_lines(s: &str) -> Lines {\n    s.lines()\n}\n", "source"),
+        ("@Override\npublic String toString() { return name; }\n", "source"),
+        ("fn run() {\n    // see #[test] below\n}\n", "source"),
+        ("def test_connection(self):\n    return self.ping()\n", "source"),
+        ("[Obsolete]\npublic void TestConnection() {}\n", "source"),
+    ],
+)
+def test_a_definition_marked_as_a_test_is_a_test_wherever_it_lives(text: str, kind: str) -> None:
+    assert chunk_kind(_chunk("src/text/abstraction.rs", text=text, symbol="f")) == kind
+
+
+def test_a_test_mark_is_read_in_the_definitions_head_only() -> None:
+    body = "fn build() {\n" + "    step();\n" * 40 + "    #[test]\n    fn inner() {}\n}\n"
+    assert chunk_kind(_chunk("src/lib.rs", text=body, symbol="build")) == "source"
+
+
+def test_top_level_rust_tests_rank_below_the_function_they_test(tmp_path: Path) -> None:
+    """mitsuhiko/similar keeps `#[test]` functions at a source file's top level, outside any
+    `mod tests`: `test_split_lines` led the question about the function it tests."""
+    files = {
+        "src/text/lines.rs": """
+/// Counts the words of a text.
+pub fn count_words(s: &str) -> usize {
+    s.split_whitespace().count()
+}
+
+/// Joins parts with a separator.
+pub fn join_parts(parts: &[&str], sep: &str) -> String {
+    parts.join(sep)
+}
+
+/// Removes trailing spaces.
+pub fn trim_end(s: &str) -> &str {
+    s.trim_end()
+}
+
+/// Splits a string into lines; each keeps its line ending.
+pub fn tokenize_lines(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        if c == '\\n' {
+            out.push(&s[start..=i]);
+            start = i + 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn test_split_lines() {
+    // splits a string into lines keeping line endings
+    assert_eq!(tokenize_lines("a\\nb\\n"), vec!["a\\n", "b\\n"]);
+}
+"""
+    }
+    question = "which function splits a string into lines keeping the line endings attached?"
+    with hash_searcher(tmp_path, files) as searcher:
+        symbols = [h.chunk.symbol for h in searcher.search(question, top_k=3).hits]
+    assert symbols[0] == "tokenize_lines", symbols
+    with hash_searcher(tmp_path / "asked", files) as searcher:
+        asked = searcher.search("which test checks that a string splits into lines?", top_k=3)
+    assert asked.hits[0].chunk.symbol == "test_split_lines"
 
 
 def test_samples_rank_like_tests_below_the_library_unless_asked_for() -> None:
