@@ -41,6 +41,7 @@ from codeqa_lsp.retrieval import graph as structure
 from codeqa_lsp.retrieval.bound import users_before_bindings, with_bound_users
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.compounds import compounds_lifted
+from codeqa_lsp.retrieval.delegates import targets_lead_forwarders
 from codeqa_lsp.retrieval.duplicates import distinct_places
 from codeqa_lsp.retrieval.enclosing import enclosers_placed, functions_defined_in
 from codeqa_lsp.retrieval.expansion import EXPANSION_WEIGHT, expansion_terms
@@ -196,6 +197,7 @@ class HybridSearcher:
             if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 ranked, used = uses_led(ranked, exact_ids, info.identifiers, lookup, definitions)
+            ranked = targets_lead_forwarders(ranked, definitions, exact_ids)
             ranked = distinct_places(ranked, {*exact_ids, *kept}, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])
