@@ -63,6 +63,7 @@ from codeqa_lsp.retrieval.query import (
     best_named_per_file,
     salient_terms,
 )
+from codeqa_lsp.retrieval.reports import callees_of_named_lifted, is_report
 from codeqa_lsp.retrieval.rerank import (
     LONG_QUERY_WEIGHTS,
     SHORT_QUERY_WEIGHTS,
@@ -191,6 +192,8 @@ class HybridSearcher:
                     ranked, definitions, holders, token_set(query), nested
                 )
                 ranked = ranked if literals.pasted else readers_lead_setters(ranked, query)
+            if exact_ids and is_report(len(arms.terms), arms.long_query):
+                ranked = callees_of_named_lifted(ranked, exact_ids)  # the API's helpers
             ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:
                 ranked = named_first(ranked, exact_ids, info.identifiers)
