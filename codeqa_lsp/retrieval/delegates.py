@@ -127,16 +127,18 @@ def targets_lead_forwarders(
     ranked: Sequence[tuple[Chunk, float]],
     definitions: Callable[[str], list[Chunk]],
     named: Collection[str],
+    holders: Collection[str] = (),
 ) -> list[tuple[Chunk, float]]:
     """`ranked` with each forwarder among the first `FORWARDER_WITHIN` replaced by the
     definition it calls (`forwarded_call`, `forward_target`), the forwarder moved to just
     after those first results; a forwarder whose id is in `named` (the question names it)
-    keeps its place, its target just below it."""
+    keeps its place, its target just below it. One in `holders` (it holds the message the
+    query quotes: `fail("no such key: %s", key)` writes it) is the answer and stays."""
     out = list(ranked)
     i = 0
     while i < min(FORWARDER_WITHIN, len(out)):
         chunk, score = out[i]
-        call = forwarded_call(chunk)
+        call = forwarded_call(chunk) if chunk.id not in holders else None
         target = forward_target(chunk, call, definitions) if call is not None else None
         at = (
             next((j for j, (c, _) in enumerate(out) if c.id == target.id), None) if target else None

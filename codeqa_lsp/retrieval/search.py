@@ -200,7 +200,8 @@ class HybridSearcher:
             if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 ranked, used = uses_led(ranked, exact_ids, info.identifiers, lookup, definitions)
-            ranked = targets_lead_forwarders(ranked, definitions, exact_ids)
+            if not uses:  # a forwarder is a use of what it calls
+                ranked = targets_lead_forwarders(ranked, definitions, exact_ids, holders)
             ranked = distinct_places(ranked, {*exact_ids, *kept}, arms.long_query)
         else:
             chosen = arms.bm25 if mode == "bm25" else (arms.dense or [])

@@ -243,3 +243,31 @@ def test_the_operator_doing_the_work_leads_the_one_forwarding_to_it(tmp_path: Pa
     with hash_searcher(tmp_path, OPERATORS) as searcher:
         symbols = [h.chunk.symbol for h in searcher.search(question, top_k=5).hits]
     assert symbols[0] == "switchMap", symbols
+
+
+def test_a_forwarder_holding_the_quoted_message_or_asked_about_as_a_use_stays() -> None:
+    java = _chunks("CSVRecord.java", RECORD)
+    to_map, is_set = java["method:CSVRecord.toMap"], java["method:CSVRecord.isSet"]
+    ranked = [(to_map, 1.0), (is_set, 0.9)]
+    held = targets_lead_forwarders(ranked, _definitions(*java.values()), set(), {to_map.id})
+    assert held == ranked
+
+
+def test_who_calls_a_helper_lists_the_forwarders_that_call_it(tmp_path: Path) -> None:
+    """`toSortedMap` forwards to `sorted`, passing `putIn`'s result: a use of `putIn`, which a
+    question about uses wants listed, not replaced by `sorted`."""
+    record = RECORD.replace(
+        "    /** Checks whether",
+        "    /** A sorted copy. */\n"
+        "    public Map<String, String> toSortedMap() {\n"
+        "        return sorted(putIn(new TreeMap<String, String>()));\n"
+        "    }\n\n"
+        "    static <M> M sorted(final M map) {\n"
+        "        return map;\n"
+        "    }\n\n"
+        "    /** Checks whether",
+        1,
+    )
+    with hash_searcher(tmp_path, {"CSVRecord.java": record}) as searcher:
+        symbols = [h.chunk.symbol for h in searcher.search("who calls putIn?", top_k=4).hits]
+    assert {"CSVRecord.toMap", "CSVRecord.toSortedMap"} <= set(symbols[:3]), symbols
