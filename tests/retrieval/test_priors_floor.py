@@ -43,6 +43,13 @@ def _chunk(path: str, text: str = "def f():\n    return 1\n", symbol: str = "f")
         ("README", "doc"),
         ("examples/basic/app.py", "example"),
         ("_examples/limits/main.go", "example"),  # Go's tools skip `_` folders
+        # .NET projects named for what they hold, as `<Library>.Tests/` is (FluentValidation's
+        # `src/FluentValidation.Tests.Benchmarks/`), and dashed folders the same way.
+        ("src/FluentValidation.Tests.Benchmarks/ValidationBenchmark.cs", "example"),
+        ("samples/MediatR.Examples/Program.cs", "example"),
+        ("crates/regex-benchmarks/src/main.rs", "example"),
+        ("src/benchmark.go", "source"),
+        ("src/app/sample-data/users.ts", "source"),
         ("src/testing_utils_helper.py", "source"),
         ("source/test-data.ts", "source"),
         # A JVM package's folders are its name: Spring Initializr's `com.example.demo`.
