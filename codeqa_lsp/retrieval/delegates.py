@@ -96,8 +96,6 @@ def forwarded_call(chunk: Chunk) -> tuple[str, str] | None:
     when the name is another than its own (the receiver "" for a bare call); else None."""
     if chunk.kind not in ("function", "method") or chunk.declaration:
         return None
-    if len(chunk.text) > _MAX_CHARS:
-        return None
     call = _one_call(chunk)
     if call is None or call[1] == chunk.name or call[1] in _NOT_A_TARGET:
         return None
@@ -107,6 +105,8 @@ def forwarded_call(chunk: Chunk) -> tuple[str, str] | None:
 def _one_call(chunk: Chunk) -> tuple[str, str] | None:
     """(receiver, name) when `chunk`'s body is one call statement, signature and comments
     aside (Python's docstring, decorators and attributes too)."""
+    if len(chunk.text) > _MAX_CHARS:
+        return None
     text = _DOCSTRING.sub("", chunk.text) if chunk.language == "python" else chunk.text
     lines = [line for line in text.split("\n") if line.strip() and not _COMMENT_LINE.match(line)]
     while lines and lines[0].lstrip().startswith(("@", "#[")):  # decorators, attributes

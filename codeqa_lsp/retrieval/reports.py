@@ -5,8 +5,8 @@ has a `BigInteger id` field ...", "`BigInteger::and()`, `or()` and `xor()` give 
 results for negative operands ...") names the public definitions the reporter called and
 describes a symptom; the code at fault is most often a helper those definitions call in their
 own file (`convertValue`, `Calculator::bitwise`), which matches the report's words less well
-than the named entry point does. So in a report (more than `REPORT_TERMS` terms, fewer than
-a pasted issue's `query.LONG_QUERY_TERMS`), a candidate among the first `CALLEE_WITHIN` that
+than the named entry point does. So in a report (`query.is_report`: more terms than a question,
+fewer than a pasted issue), a candidate among the first `CALLEE_WITHIN` that
 a named definition calls in its file gains `CALLEE_BOOST` of its score.
 
 Measured 2026-11-27 (local, same session): 1,080 user probes (90 repositories, written blind
@@ -26,9 +26,6 @@ from collections.abc import Collection, Sequence
 
 from codeqa_lsp.chunking.model import Chunk
 
-# A question has at most this many terms; a report more (the eval sets' questions have 3-12,
-# the user probes' bug reports 21-40, an issue text 40-400).
-REPORT_TERMS = 20
 # A callee's score × (1 + CALLEE_BOOST); see the module docstring for the sweep.
 CALLEE_BOOST = 1.5
 # Candidates looked at: the first results and the next page.
@@ -36,11 +33,6 @@ CALLEE_WITHIN = 20
 _FUNCTIONS = ("function", "method")
 # Shorter names are called everywhere (`f(`, `go(`), or a chunk has none.
 MIN_NAME = 3
-
-
-def is_report(terms: int, long_query: bool) -> bool:
-    """A short bug report: more terms than a question, fewer than a pasted issue."""
-    return terms > REPORT_TERMS and not long_query
 
 
 def callees_of_named_lifted(
@@ -59,7 +51,7 @@ def callees_of_named_lifted(
         if len(chunk.name) < MIN_NAME:  # `f(` or an unnamed callback says nothing
             continue
         call = re.compile(r"(?<![\w$])" + re.escape(chunk.name) + r"\s*[(<]")
-        if any(c.path == chunk.path and c.id != chunk.id and call.search(c.text) for c in callers):
+        if any(c.path == chunk.path and call.search(c.text) for c in callers):
             out[i] = (chunk, score * (1.0 + CALLEE_BOOST))
             lifted = True
     return sorted(out, key=lambda item: -item[1]) if lifted else out

@@ -17,7 +17,9 @@ The pipeline for one query:
    `constants.py`) are put first for a navigation query (`where is parse_args`) and boosted for
    a question that mentions them, as are definitions named after what the question does to them
    (`compounds.py`); a question about their uses (`who calls parse_args`) gets the code that
-   uses them next, with the lines of the uses (`uses.py`);
+   uses them next, with the lines of the uses (`uses.py`); in a short bug report the helpers a
+   named definition calls gain (`reports.py`); a function that only calls another gives its
+   place among the first results to it (`delegates.py`);
 6. judge confidence (`floor.py`) and report the share of chunks embedded.
 
 `mode` runs a single arm alone, unfused and without the fast path, so the benchmark can
@@ -29,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cache, partial
 from typing import TYPE_CHECKING, Literal
 
@@ -38,6 +40,7 @@ from codeqa_lsp.config import Settings
 from codeqa_lsp.index.filters import SearchFilters, chunk_passes
 from codeqa_lsp.index.tokens import query_terms, token_set
 from codeqa_lsp.retrieval import graph as structure
+from codeqa_lsp.retrieval.arms import Arms, DenseSide
 from codeqa_lsp.retrieval.bound import users_before_bindings, with_bound_users
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.compounds import compounds_lifted
@@ -61,9 +64,10 @@ from codeqa_lsp.retrieval.query import (
     QueryInfo,
     analyze,
     best_named_per_file,
+    is_report,
     salient_terms,
 )
-from codeqa_lsp.retrieval.reports import callees_of_named_lifted, is_report
+from codeqa_lsp.retrieval.reports import callees_of_named_lifted
 from codeqa_lsp.retrieval.rerank import (
     LONG_QUERY_WEIGHTS,
     SHORT_QUERY_WEIGHTS,
@@ -103,23 +107,6 @@ LITERAL_CANDIDATES = 20
 # A ranking whose first results are all non-code files (LICENSE, CI, changelog) is not
 # confident, whatever their scores.
 NON_CODE_HEAD = 3
-
-
-_DenseSide = tuple[list[tuple[Chunk, float]], list[tuple[Chunk, float]]]  # see _dense_side
-
-
-@dataclass
-class _Arms:
-    bm25: list[tuple[Chunk, float]]
-    dense: list[tuple[Chunk, float]] | None  # None: the dense arm did not run
-    terms: list[str] = field(default_factory=list)  # the BM25 terms (salient ones if long)
-    long_query: bool = False
-    # Cosine of every candidate that has a vector, including BM25 candidates the dense arm
-    # did not return (see `_complete_cosines`).
-    cosines: dict[str, float] = field(default_factory=dict)
-    # BM25's fusion weight for this query (set by `_hybrid`; the second stage scales the
-    # whole-file BM25 term by it).
-    bm25_share: float | None = None
 
 
 class HybridSearcher:
@@ -192,7 +179,7 @@ class HybridSearcher:
                     ranked, definitions, holders, token_set(query), nested
                 )
                 ranked = ranked if literals.pasted else readers_lead_setters(ranked, query)
-            if exact_ids and is_report(len(arms.terms), arms.long_query):
+            if exact_ids and arms.report:
                 ranked = callees_of_named_lifted(ranked, exact_ids)  # the API's helpers
             ranked = failing_frame_first(ranked, evidence, arms.long_query)
             if exact_ids and info.is_navigation:
@@ -200,7 +187,7 @@ class HybridSearcher:
             if uses:
                 lookup = partial(self.indexer.bm25_terms, filters=filters)
                 ranked, used = uses_led(ranked, exact_ids, info.identifiers, lookup, definitions)
-            if not uses:  # a forwarder is a use of what it calls
+            else:  # a forwarder is a use of what it calls: a question about uses keeps it
                 ranked = targets_lead_forwarders(ranked, definitions, exact_ids, holders)
             ranked = distinct_places(ranked, {*exact_ids, *kept}, arms.long_query)
         else:
@@ -223,7 +210,7 @@ class HybridSearcher:
     def _verdict(
         self,
         query: str,
-        arms: _Arms,
+        arms: Arms,
         mode: SearchMode,
         ranked: list[tuple[Chunk, float]],
         named_exists: bool,
@@ -253,11 +240,12 @@ class HybridSearcher:
         filters: SearchFilters | None,
         mode: SearchMode,
         coverage: float,
-    ) -> _Arms:
+    ) -> Arms:
         want_dense = mode not in ("bm25", "keyword") and coverage > 0
         want_bm25 = mode != "dense"
         terms = query_terms(query)
         long_query = len(terms) > LONG_QUERY_TERMS
+        report = is_report(len(terms), long_query)
         # The embedder reads only its first 256 tokens: of a pasted issue, the title and
         # what follows once the template's comments and environment listings are gone.
         dense_text = strip_boilerplate(query) if long_query else query
@@ -266,7 +254,7 @@ class HybridSearcher:
         bm25_limit = max(limit, BM25_CANDIDATES) if mode in _PIPELINE else limit
         # A question's dense arm also gives the BM25 list of its feedback words.
         fed_limit = bm25_limit if mode == "hybrid" and not long_query else 0
-        dense_future: Future[_DenseSide] | None = None
+        dense_future: Future[DenseSide] | None = None
         if want_dense and want_bm25:
             dense_future = self._executor().submit(
                 self._dense_side, query, dense_text, limit, filters, fed_limit
@@ -286,11 +274,12 @@ class HybridSearcher:
                 bm25 = added_scores(bm25, fed, self.feedback.weight, bm25_limit)
         elif want_dense:
             dense = self.indexer.dense(dense_text, limit, filters)
-        arms = _Arms(
+        arms = Arms(
             bm25=_passing(bm25, filters),
             dense=None if dense is None else _passing(dense, filters),
             terms=terms,
             long_query=long_query,
+            report=report,
         )
         if arms.dense is not None:
             arms.cosines = {c.id: score for c, score in arms.dense}
@@ -316,7 +305,7 @@ class HybridSearcher:
         limit: int,
         filters: SearchFilters | None,
         fed_limit: int,
-    ) -> _DenseSide:
+    ) -> DenseSide:
         """The dense arm and, when `fed_limit`, the BM25 list (that long) of the words its
         first chunks lend (`feedback.py`), in the search pool beside the BM25 arm."""
         dense = self.indexer.dense(dense_text, limit, filters)
@@ -326,7 +315,7 @@ class HybridSearcher:
         words = feedback_terms(query, [c for c, _ in dense], self.indexer.file_document_counts, fb)
         return dense, self.indexer.bm25_terms(words, fed_limit, filters) if words else []
 
-    def _complete_cosines(self, query: str, arms: _Arms) -> dict[str, float]:
+    def _complete_cosines(self, query: str, arms: Arms) -> dict[str, float]:
         """Cosines for BM25 candidates outside the dense arm's top list.
 
         Measured: fusing with the true cosine of every candidate, instead of treating "not
@@ -346,7 +335,7 @@ class HybridSearcher:
     def _hybrid(
         self,
         info: QueryInfo,
-        arms: _Arms,
+        arms: Arms,
         filters: SearchFilters | None,
         literals: Literals,
         definitions: Definitions,
@@ -388,7 +377,7 @@ class HybridSearcher:
         self,
         query: str,
         ranked: list[tuple[Chunk, float]],
-        arms: _Arms,
+        arms: Arms,
         filters: SearchFilters | None,
         literals: Literals,
         evidence: Evidence,
@@ -434,7 +423,7 @@ class HybridSearcher:
             ranked = structure.delegates_placed(ranked)
         return users_before_bindings(ranked, bound.links), frozenset(held)
 
-    def _short_weights(self, arms: _Arms) -> Weights:
+    def _short_weights(self, arms: Arms) -> Weights:
         """Whole-file BM25 is BM25 evidence again: trust it as much as fusion trusted the
         BM25 arm for this query. With the local embedder fusion lowers BM25's weight when
         the dense arm is confident (`fusion.DenseConfidence`); an undiscounted file term

@@ -10,13 +10,8 @@ from pathlib import Path
 from codeqa_lsp.chunking.chunker import chunk_source
 from codeqa_lsp.chunking.model import Chunk
 from codeqa_lsp.index.tokens import query_terms
-from codeqa_lsp.retrieval.query import LONG_QUERY_TERMS
-from codeqa_lsp.retrieval.reports import (
-    CALLEE_BOOST,
-    REPORT_TERMS,
-    callees_of_named_lifted,
-    is_report,
-)
+from codeqa_lsp.retrieval.query import LONG_QUERY_TERMS, REPORT_TERMS, is_report
+from codeqa_lsp.retrieval.reports import CALLEE_BOOST, callees_of_named_lifted
 from tests.retrieval.searchers import hash_searcher
 
 RECORD = """
@@ -105,3 +100,21 @@ def test_a_report_finds_the_helper_its_named_method_calls(tmp_path: Path) -> Non
     with hash_searcher(tmp_path, {"CSVRecord.java": RECORD}) as searcher:
         symbols = [h.chunk.symbol for h in searcher.search(REPORT, top_k=5).hits]
     assert symbols.index("CSVRecord.putIn") < symbols.index("CSVRecord.toMap"), symbols
+
+
+def test_a_report_is_told_by_the_querys_own_terms_not_its_expansion(tmp_path: Path) -> None:
+    """The code-vocabulary terms a question's phrases add (`expansion.py`: "api keys" ->
+    secret, credential, token; "kept out" -> skip, exclude, ignore) are no words of the
+    asker's: a question of 20 terms stays a question."""
+    question = (
+        "where are api keys and passwords kept out of the saved search index when the workspace "
+        "scanner reads project configuration files under hidden folders during editor startup "
+        "on windows machines?"
+    )
+    assert len(query_terms(question)) == REPORT_TERMS
+    with hash_searcher(tmp_path, {"CSVRecord.java": RECORD}) as searcher:
+        arms = searcher._run_arms(question, 50, None, "hybrid", 1.0)
+    assert len(arms.terms) > REPORT_TERMS  # the expansion's terms were added
+    assert not arms.report
+    with hash_searcher(tmp_path / "report", {"CSVRecord.java": RECORD}) as searcher:
+        assert searcher._run_arms(REPORT, 50, None, "hybrid", 1.0).report
