@@ -28,7 +28,7 @@ from codeqa_lsp.chunking.declarations import is_declaration, is_stub_path
 from codeqa_lsp.chunking.definitions import Definition
 from codeqa_lsp.chunking.languages import grammar, language_for_path, parser_for
 from codeqa_lsp.chunking.macros import parsed_bytes
-from codeqa_lsp.chunking.model import Chunk, estimate_tokens
+from codeqa_lsp.chunking.model import FUNCTION_KINDS, Chunk, estimate_tokens
 from codeqa_lsp.chunking.node_text import (
     doc_of,
     find_body,
@@ -182,7 +182,7 @@ def _own_chunk(definition: Definition) -> bool:
         return False
     depth, parent = 0, definition.parent
     while parent is not None and depth <= MAX_FUNCTION_NESTING:
-        if parent.kind in ("function", "method"):
+        if parent.kind in FUNCTION_KINDS:
             depth += 1
         parent = parent.parent
     return depth <= MAX_FUNCTION_NESTING

@@ -16,6 +16,7 @@ import re
 from tree_sitter import Node
 
 from codeqa_lsp.chunking.definitions import Definition
+from codeqa_lsp.chunking.model import FUNCTION_KINDS
 
 _STUB_PATH = re.compile(r"\.pyi$|\.d\.[mc]?tsx?$")
 _PY_DECLARING_DECORATOR = re.compile(
@@ -61,7 +62,7 @@ def is_declaration(path: str, language: str, definition: Definition, data: bytes
         return True
     if definition.kind == "class":
         return _is_interface(definition.node)
-    if definition.kind not in ("function", "method"):
+    if definition.kind not in FUNCTION_KINDS:
         return False
     node = definition.node
     if node.type in _SIGNATURE_TYPES:

@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from tree_sitter import Node, QueryCursor
 
 from codeqa_lsp.chunking.languages import Grammar
+from codeqa_lsp.chunking.model import FUNCTION_KINDS
 from codeqa_lsp.chunking.operators import operator_name, without_template_args
 
 # Parents that wrap a definition without adding meaning of their own: the chunk starts at
@@ -476,7 +477,7 @@ def _merge_same_symbol(defs: list[Definition], siblings: _Siblings) -> list[Defi
         if (
             previous is not None
             and previous.symbol == definition.symbol
-            and previous.kind in ("function", "method")
+            and previous.kind in FUNCTION_KINDS
             and definition.kind == previous.kind
             and previous.end_byte <= definition.start_byte
             and _follows(previous, definition, siblings)

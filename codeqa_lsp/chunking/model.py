@@ -12,6 +12,8 @@ from codeqa_lsp.chunking.overloads import implementation_text
 OVERLOADING_LANGUAGES = frozenset({"typescript", "tsx"})
 
 ChunkKind = Literal["function", "method", "class", "module", "section"]
+# The kinds that run code when called (a definition with a body of statements).
+FUNCTION_KINDS: frozenset[str] = frozenset({"function", "method"})
 
 
 def chunk_id(path: str, symbol: str, text: str) -> str:
@@ -98,7 +100,7 @@ class Chunk:
         if self.part > 0 and self.signature:
             header += f"\n{self.signature}"
         text = self.text
-        if self.language in OVERLOADING_LANGUAGES and self.kind in ("function", "method"):
+        if self.language in OVERLOADING_LANGUAGES and self.kind in FUNCTION_KINDS:
             # Overload signatures first would fill the embedder's window (`overloads.py`).
             text = implementation_text(text)
         return f"{header}\n{text}"

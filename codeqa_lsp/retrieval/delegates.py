@@ -50,7 +50,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.model import FUNCTION_KINDS, Chunk
 from codeqa_lsp.retrieval.priors import DECLARATION_PRIOR
 
 # A delegate's score at most this share of its own once its target is a candidate: the
@@ -94,7 +94,7 @@ def forwards_to(chunk: Chunk) -> str | None:
 def forwarded_call(chunk: Chunk) -> tuple[str, str] | None:
     """(receiver, name) of the one call a function or method makes and does nothing else,
     when the name is another than its own (the receiver "" for a bare call); else None."""
-    if chunk.kind not in ("function", "method") or chunk.declaration:
+    if chunk.kind not in FUNCTION_KINDS or chunk.declaration:
         return None
     call = _one_call(chunk)
     if call is None or call[1] == chunk.name or call[1] in _NOT_A_TARGET:
@@ -171,7 +171,7 @@ def forward_target(
     found = [
         c
         for c in definitions(name)
-        if c.kind in ("function", "method") and not c.declaration and c.part == 0
+        if c.kind in FUNCTION_KINDS and not c.declaration and c.part == 0
     ]
     in_file = [c for c in found if c.path == chunk.path]
     owner = chunk.symbol.rpartition(".")[0]

@@ -65,14 +65,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.model import FUNCTION_KINDS, Chunk
 from codeqa_lsp.index.tokens import STOPWORDS, name_parts
 from codeqa_lsp.retrieval.priors import chunk_kind
 
 # Only the first results matter to a reader; lifting further down changes nothing useful
 # and costs index reads.
 LIFT_WITHIN = 10
-_FUNCTIONS = ("function", "method")
 # A nested function this long is a place of its own, not a helper (see the module docstring):
 # passport's `allFailed` has 72 lines; redux's `replaceReducer` (4 lines) answers nothing
 # alone, nor does the 13-line `param` of tests/retrieval/test_enclosing.py's router.
@@ -108,7 +107,7 @@ def functions_defined_in(
     counts: dict[str, int] = {}
 
     def count(chunk: Chunk) -> int:
-        if chunk.kind not in _FUNCTIONS:
+        if chunk.kind not in FUNCTION_KINDS:
             return 0
         if chunk.id not in counts:
             if chunk.path not in symbols:
@@ -165,7 +164,7 @@ def enclosers_placed(
     spelled = {c.id for c, _ in lifted[:LIFT_WITHIN] if spelled_out(c, asked)}
     outers: dict[str, list[Chunk]] = {}  # the first results' functions, by file
     for chunk, _ in lifted[:LIFT_WITHIN]:
-        if chunk.kind in _FUNCTIONS:
+        if chunk.kind in FUNCTION_KINDS:
             outers.setdefault(chunk.path, []).append(chunk)
     namespaced = {  # `nested` reads the index: asked only of a function enclosing another
         c.id
@@ -181,7 +180,7 @@ def spelled_out(chunk: Chunk, asked: frozenset[str]) -> bool:
     """Whether every word of a function's name (stopwords aside) is among the question's
     tokens: "where does the rolling option force the Set-Cookie header" spells
     express-session's nested `shouldSetCookie`, which is the answer, not a helper."""
-    if chunk.kind not in _FUNCTIONS or chunk.parts > 1:  # a split definition shows once
+    if chunk.kind not in FUNCTION_KINDS or chunk.parts > 1:  # a split definition shows once
         return False
     if chunk_kind(chunk) in ("test", "example"):  # body-parser's tests' `verify` callbacks
         return False
@@ -200,7 +199,7 @@ def best_matches_kept(ranked: Sequence[tuple[Chunk, float]]) -> frozenset[str]:
         chunk.id
         for chunk, score in ranked[:LIFT_WITHIN]
         if score >= bar
-        and chunk.kind in _FUNCTIONS
+        and chunk.kind in FUNCTION_KINDS
         and chunk.parts == 1  # a split definition shows once
         and chunk.end_line - chunk.start_line + 1 >= KEPT_NESTED_LINES
     )
@@ -215,7 +214,7 @@ def innermost_holders_first(
     out = list(ranked)
     for index in range(min(len(out), LIFT_WITHIN)):
         chunk = out[index][0]
-        if chunk.id not in holders or chunk.kind not in _FUNCTIONS:
+        if chunk.id not in holders or chunk.kind not in FUNCTION_KINDS:
             continue
         above = next((i for i, (c, _) in enumerate(out[:index]) if _encloses(c, chunk)), None)
         if above is not None:
@@ -239,13 +238,13 @@ def fold_nested(
             if definition in shown and chunk.id not in keep:
                 continue
             shown.add(definition)
-        inside = chunk.kind in _FUNCTIONS and any(
+        inside = chunk.kind in FUNCTION_KINDS and any(
             _encloses(above, chunk) for above in functions.get(chunk.path, ())
         )
         if inside and chunk.id not in keep:
             continue
         out.append((chunk, score))
-        if chunk.kind in _FUNCTIONS:
+        if chunk.kind in FUNCTION_KINDS:
             functions.setdefault(chunk.path, []).append(chunk)
     return out
 
@@ -260,7 +259,7 @@ def _enclosing(
     ranked: Sequence[tuple[Chunk, float]],
     definitions: Callable[[str], list[Chunk]],
 ) -> Chunk | None:
-    if chunk.kind not in _FUNCTIONS:
+    if chunk.kind not in FUNCTION_KINDS:
         return None
     # Among the candidates, by position: a nested function's symbol does not always name
     # what encloses it (`socket.onopen = () => ...` inside `WebSocketSubject._connectSocket`).
@@ -282,7 +281,7 @@ def _encloses(outer: Chunk, inner: Chunk) -> bool:
     """`outer` is a function of `inner`'s file whose lines hold `inner`'s (and more)."""
     return (
         outer.path == inner.path
-        and outer.kind in _FUNCTIONS
+        and outer.kind in FUNCTION_KINDS
         and outer.start_line <= inner.start_line
         and inner.end_line <= outer.end_line
         and (outer.start_line, outer.end_line) != (inner.start_line, inner.end_line)
@@ -293,7 +292,7 @@ def _is_enclosing(candidate: Chunk, chunk: Chunk, owner: str) -> bool:
     return (
         candidate.path == chunk.path
         and candidate.symbol == owner
-        and candidate.kind in _FUNCTIONS
+        and candidate.kind in FUNCTION_KINDS
         # a piece of a split definition need not span the nested one itself
         and (
             candidate.parts > 1

@@ -24,13 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.model import FUNCTION_KINDS, Chunk
 
 # A callee's score × (1 + CALLEE_BOOST); see the module docstring for the sweep.
 CALLEE_BOOST = 1.5
 # Candidates looked at: the first results and the next page.
 CALLEE_WITHIN = 20
-_FUNCTIONS = ("function", "method")
 # Shorter names are called everywhere (`f(`, `go(`), or a chunk has none.
 MIN_NAME = 3
 
@@ -40,13 +39,13 @@ def callees_of_named_lifted(
 ) -> list[tuple[Chunk, float]]:
     """`ranked` (a report's) with each function among the first `CALLEE_WITHIN` that a named
     definition (`named`: chunk ids) calls in its own file lifted by `CALLEE_BOOST`."""
-    callers = [c for c, _ in ranked if c.id in named and c.kind in _FUNCTIONS]
+    callers = [c for c, _ in ranked if c.id in named and c.kind in FUNCTION_KINDS]
     if not callers:
         return list(ranked)
     out = list(ranked)
     lifted = False
     for i, (chunk, score) in enumerate(out[:CALLEE_WITHIN]):
-        if chunk.id in named or chunk.kind not in _FUNCTIONS or score <= 0:
+        if chunk.id in named or chunk.kind not in FUNCTION_KINDS or score <= 0:
             continue
         if len(chunk.name) < MIN_NAME:  # `f(` or an unnamed callback says nothing
             continue

@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 
 from codeqa_lsp.chunking.code_text import code_lines
-from codeqa_lsp.chunking.model import Chunk
+from codeqa_lsp.chunking.model import FUNCTION_KINDS, Chunk
 from codeqa_lsp.retrieval.priors import chunk_kind
 from codeqa_lsp.retrieval.query import asks_how_to
 
@@ -49,7 +49,6 @@ MIN_READER_LINES = 3
 # Field names shorter than this (`x`, `on`) are too common to follow.
 MIN_FIELD = 4
 
-_FUNCTIONS = frozenset({"function", "method"})
 # `self.opts.field =`, `this.field =`, `v.field =` (the receiver's), `@field =`, and a bare
 # `field = value;` (a Java or C# field). The first group is the path's root: the object's own
 # (`self`, `this`, a Go receiver), not a module's (`sys.stdout = ...` sets no option).
@@ -72,7 +71,7 @@ def _normal(name: str) -> str:
 
 def set_field(chunk: Chunk) -> str | None:
     """The field a short setter named after it assigns, or None."""
-    if chunk.kind not in _FUNCTIONS or chunk.declaration or "=" not in chunk.text:
+    if chunk.kind not in FUNCTION_KINDS or chunk.declaration or "=" not in chunk.text:
         return None
     lines = code_lines(chunk.text, chunk.language)
     body = lines[1:]
@@ -97,7 +96,7 @@ def set_field(chunk: Chunk) -> str | None:
 
 
 def _reads(chunk: Chunk, field: str, pattern: re.Pattern[str]) -> bool:
-    if chunk.kind not in _FUNCTIONS or chunk.declaration or field not in chunk.text:
+    if chunk.kind not in FUNCTION_KINDS or chunk.declaration or field not in chunk.text:
         return False  # the text is read before it is parsed
     if chunk_kind(chunk) != "source":  # a test using the option is no code behaving by it
         return False  # (gson's NaN test calling `serializeSpecialFloatingPointValues()`)
