@@ -100,7 +100,7 @@ def members_of_strong_owners(
     modules: dict[str, float] = {}
     for chunk, score in ranked[:within]:
         if chunk.kind == "class":
-            key = (_type_home(chunk), chunk.symbol)
+            key = (type_home(chunk), chunk.symbol)
             classes[key] = max(classes.get(key, score), score)
         elif chunk.kind == "module":
             modules[chunk.path] = max(modules.get(chunk.path, score), score)
@@ -110,7 +110,7 @@ def members_of_strong_owners(
     for place, (chunk, score) in enumerate(ranked):
         owner = 0.0
         if chunk.kind == "method" and "." in chunk.symbol:
-            owner = classes.get((_type_home(chunk), chunk.symbol.rsplit(".", 1)[0]), 0.0)
+            owner = classes.get((type_home(chunk), chunk.symbol.rsplit(".", 1)[0]), 0.0)
         elif chunk.kind == "function" and "." not in chunk.symbol:
             owner = modules.get(chunk.path, 0.0)
         elif place < within and chunk.kind in ("class", "module") and score > 0:
@@ -120,7 +120,7 @@ def members_of_strong_owners(
     return [lifted[i] for i in order]
 
 
-def _type_home(chunk: Chunk) -> str:
+def type_home(chunk: Chunk) -> str:
     """Where a type's methods live: its file, or in Go its package's folder."""
     if chunk.language == "go":
         return chunk.path.rsplit("/", 1)[0] if "/" in chunk.path else ""

@@ -9,7 +9,8 @@ The pipeline for one query:
    once the dense arm has answered, the words of its first chunks (`feedback.py`);
 3. fuse the candidate lists (`fusion.py`; the method was chosen by measurement) and
    apply the priors (`priors.py`: tests, changelogs and thin accessors rarely answer);
-4. class- and module-level evidence: the members of a class or file that ranks high gain
+4. for a question, the first results holding more of its rarer words gain (`coverage.py`);
+   class- and module-level evidence: the members of a class or file that ranks high gain
    (`classes.py`), then a file's preamble gives way (`preamble.py`); a nested function's
    enclosing function just above it, and the nested one folded into it (`enclosing.py`); a
    setter's reader above it (`setters.py`);
@@ -44,6 +45,7 @@ from codeqa_lsp.retrieval.arms import Arms, DenseSide
 from codeqa_lsp.retrieval.bound import users_before_bindings, with_bound_users
 from codeqa_lsp.retrieval.classes import members_of_strong_owners
 from codeqa_lsp.retrieval.compounds import compounds_lifted
+from codeqa_lsp.retrieval.coverage import coverage_lifted
 from codeqa_lsp.retrieval.delegates import targets_lead_forwarders
 from codeqa_lsp.retrieval.duplicates import distinct_places
 from codeqa_lsp.retrieval.enclosing import enclosers_placed, functions_defined_in
@@ -171,6 +173,8 @@ class HybridSearcher:
                 query, ranked, arms, filters, literals, evidence, uses
             )
             if not arms.long_query:  # a pasted issue wants files (the `swebench` work)
+                if not (literals.pasted or uses):  # the question's words (`coverage.py`)
+                    ranked = coverage_lifted(ranked, query)
                 writers = holders if literals.pasted else frozenset()
                 ranked = members_of_strong_owners(ranked, writers=writers)
                 ranked = ranked if uses else preambles_placed(ranked)  # a use is a use
