@@ -88,10 +88,15 @@ def test_the_result_holding_more_of_the_questions_rare_words_rises() -> None:
 
 def test_only_the_first_results_are_rescored() -> None:
     stale, stats = _chunk("cache/stale.py"), _chunk("cache/stats.py")
-    filler = [(stats, 1.0 - i / 1000) for i in range(WITHIN)]
-    ranked = coverage_lifted([*filler, (stale, 0.1)], "how are stale entries removed")
-    assert ranked[-1][0] == stale  # beyond the first WITHIN: untouched
+    question = "how are stale entries removed"
+    # Just below the first WITHIN, the result holding the question's words stays where it is ...
+    filler = [(stats, 0.12 - i / 10000) for i in range(WITHIN)]
+    ranked = coverage_lifted([*filler, (stale, 0.115)], question)
+    assert ranked[-1][0] == stale
     assert len(ranked) == WITHIN + 1
+    # ... and one place higher, among them, it would have led.
+    ranked = coverage_lifted([*filler[:-1], (stale, 0.115)], question)
+    assert ranked[0][0] == stale
 
 
 def test_the_pipeline_orders_close_results_by_coverage(
